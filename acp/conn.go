@@ -1,0 +1,275 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// DrainTimeout bounds how long the connection waits, once its input has
+// ended or Shutdown was called, for requests already read to be answered
+// (INTERFACE.md: within 1 s).
+const DrainTimeout = time.Second
+
+// RequestFunc computes the response to one request. It runs on its own
+// goroutine; ctx is cancelled by `$/cancel_request` for this request and
+// by shutdown. It returns the result (any JSON-encodable value, or a
+// [Then]) or an error (an *Error chooses the JSON-RPC code; any other
+// error is sent as -32603).
+type RequestFunc func(ctx context.Context) (any, error)
+
+// Then is a result whose After function runs right after the response
+// has been written, on the same goroutine: a notification it sends is
+// queued behind the response on the writer, never raced with it.
+type Then struct {
+	Result any
+	After  func()
+}
+
+// Handler serves the editor's messages. HandleNotification and
+// PrepareRequest are called on the read goroutine in arrival order and
+// must not block on the editor; the RequestFunc that PrepareRequest
+// returns does the work on its own goroutine. Whatever PrepareRequest
+// records (e.g. a prompt's cancel function) is therefore in place before
+// the next message is read, so a `session/cancel` that follows a
+// `session/prompt` always finds it.
+type Handler interface {
+	HandleNotification(ctx context.Context, method string, params json.RawMessage)
+	PrepareRequest(ctx context.Context, method string, params json.RawMessage) RequestFunc
+	// Shutdown is called once when the input ends or Conn.Shutdown is
+	// called, before the connection waits for requests to be answered.
+	Shutdown()
+}
+
+// Conn is an ACP connection over a pair of streams (stdin/stdout).
+type Conn struct {
+	rpc    *jsonrpc2.Conn
+	stream *lineStream
+	h      Handler
+	log    *slog.Logger
+
+	base      context.Context
+	cancelAll context.CancelFunc
+
+	mu       sync.Mutex
+	inflight map[string]*inflight
+	wg       sync.WaitGroup
+	nextID   atomic.Uint64
+
+	drainOnce sync.Once
+}
+
+type inflight struct {
+	cancel         context.CancelFunc
+	cancelledByRPC atomic.Bool
+}
+
+// NewConn starts serving h over r (the editor's messages) and w (ours).
+// Closing r's writer side (EOF) drains and closes the connection; see
+// [Conn.Done].
+func NewConn(r io.Reader, w io.Writer, h Handler, log *slog.Logger) *Conn {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Conn{h: h, log: log, inflight: map[string]*inflight{}}
+	c.base, c.cancelAll = context.WithCancel(context.Background())
+	c.stream = newLineStream(r, w, log)
+	c.stream.onEOF = c.drain
+	c.rpc = jsonrpc2.NewConn(context.Background(), c.stream, rpcHandler{c},
+		jsonrpc2.SetLogger(slog.NewLogLogger(log.Handler(), slog.LevelWarn)))
+	return c
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.rpc.DisconnectNotify() }
+
+// Shutdown ends the connection as stdin EOF would: running work is
+// cancelled, requests already read are answered within DrainTimeout, and
+// the connection closes. Safe to call more than once and concurrently.
+func (c *Conn) Shutdown() {
+	c.drain()
+	c.rpc.Close()
+}
+
+// drain cancels everything in flight, tells the handler, and waits (at
+// most DrainTimeout) for the requests already read to be answered.
+func (c *Conn) drain() {
+	c.drainOnce.Do(func() {
+		c.cancelAll()
+		c.h.Shutdown()
+		done := make(chan struct{})
+		go func() { c.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(DrainTimeout):
+			c.log.Warn("acp: requests still running at shutdown were dropped")
+		}
+	})
+}
+
+// Notify sends a notification. It returns once the message is written.
+func (c *Conn) Notify(method string, params any) error {
+	return c.stream.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// Call sends a request to the editor and waits for its answer, decoded
+// into result. It returns ctx's error when ctx ends first (and tells the
+// editor with `$/cancel_request`), an *Error when the editor answers with
+// an error, and an error when the connection closes or is shutting down.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.base, cancel)
+	defer stop()
+	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
+	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return fmt.Errorf("acp: %s: %w", method, err)
+	}
+	err = w.Wait(ctx, result)
+	if err == nil {
+		return nil
+	}
+	var rerr *jsonrpc2.Error
+	if errors.As(err, &rerr) {
+		e := &Error{Code: int(rerr.Code), Message: rerr.Message}
+		if rerr.Data != nil {
+			e.Data = *rerr.Data
+		}
+		return e
+	}
+	if ctx.Err() != nil {
+		if c.base.Err() == nil {
+			_ = c.Notify("$/cancel_request", map[string]any{"requestId": id.Num})
+		}
+		return fmt.Errorf("acp: %s: %w", method, ctx.Err())
+	}
+	return fmt.Errorf("acp: %s: %w", method, err)
+}
+
+// rpcHandler adapts the connection to jsonrpc2.Handler; it runs on the
+// read goroutine.
+type rpcHandler struct{ c *Conn }
+
+func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	c := h.c
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	if req.Notif {
+		if req.Method == "$/cancel_request" {
+			c.cancelRequest(params)
+			return
+		}
+		c.h.HandleNotification(c.base, req.Method, params)
+		return
+	}
+	ctx, cancel := context.WithCancel(c.base)
+	key := req.ID.String()
+	in := &inflight{cancel: cancel}
+	c.mu.Lock()
+	c.inflight[key] = in
+	c.mu.Unlock()
+	fn := c.h.PrepareRequest(ctx, req.Method, params)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		res, err := c.run(ctx, fn, req.Method)
+		if in.cancelledByRPC.Load() {
+			res, err = nil, &Error{Code: CodeRequestCancelled, Message: "Request cancelled"}
+		}
+		c.reply(rc, req, res, err)
+	}()
+}
+
+// run calls fn, turning a panic into an internal error.
+func (c *Conn) run(ctx context.Context, fn RequestFunc, method string) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("acp: handler panicked", "method", method, "panic", p)
+			err = &Error{Code: CodeInternalError, Message: fmt.Sprintf("Internal error: %s failed unexpectedly", method)}
+		}
+	}()
+	if fn == nil {
+		return nil, Errorf(CodeMethodNotFound, "Method not found: %s", method)
+	}
+	return fn(ctx)
+}
+
+func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error) {
+	ctx := context.Background()
+	if err != nil {
+		e := asError(err)
+		je := &jsonrpc2.Error{Code: int64(e.Code), Message: e.Message}
+		if e.Data != nil {
+			je.SetError(e.Data)
+		}
+		if werr := rc.ReplyWithError(ctx, req.ID, je); werr != nil {
+			c.log.Warn("acp: could not send an error response", "method", req.Method, "err", werr)
+		}
+		return
+	}
+	var after func()
+	if t, ok := res.(Then); ok {
+		res, after = t.Result, t.After
+	}
+	if res == nil {
+		res = struct{}{}
+	}
+	if werr := rc.Reply(ctx, req.ID, res); werr != nil {
+		c.log.Warn("acp: could not send a response", "method", req.Method, "err", werr)
+		return
+	}
+	if after != nil {
+		after()
+	}
+}
+
+// cancelRequest handles `$/cancel_request`: the named request's context is
+// cancelled and it will be answered with -32800.
+func (c *Conn) cancelRequest(params json.RawMessage) {
+	var p CancelRequestParams
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		c.log.Debug("acp: $/cancel_request without a usable requestId")
+		return
+	}
+	key := string(p.RequestID)
+	if p.RequestID[0] == '"' {
+		var s string
+		if json.Unmarshal(p.RequestID, &s) != nil {
+			return
+		}
+		key = strconv.Quote(s)
+	}
+	c.mu.Lock()
+	in := c.inflight[key]
+	c.mu.Unlock()
+	if in == nil {
+		c.log.Debug("acp: $/cancel_request for a request that is not running", "id", key)
+		return
+	}
+	in.cancelledByRPC.Store(true)
+	in.cancel()
+}
