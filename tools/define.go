@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+)
+
+// Def describes a tool whose arguments are a Go value of type A, checked
+// against Spec. A is usually a struct whose json tags name the Spec's
+// properties; use float64 (or json.Number) for "number" properties unless
+// the tool accepts only integers (a fraction then fails decoding with
+// INVALID_ARGS). Execute is required; the other functions are optional.
+type Def[A any] struct {
+	Name, Description string
+	Spec              Spec
+	Strict            *bool
+	Terminal          bool
+	// Execute runs the call with validated, decoded arguments.
+	Execute func(ctx context.Context, ex *Exec, args A) (Output, error)
+	// PresentCall returns the pending card (nil for the generic fallback).
+	PresentCall func(args A) ToolCallView
+	// PresentResult returns the completed card (nil for the generic
+	// fallback).
+	PresentResult func(args A, r ResultInput) ToolResultView
+	// Preview returns what the call would change, or nil.
+	Preview func(ctx context.Context, ex *Exec, args A) (ToolCallView, error)
+}
+
+// Define builds a Tool from d. Parameters is d.Spec.JSONSchema(). The
+// tool's Execute and Preview parse ex.Args (ParseArgs), validate them with
+// Spec.Validate and decode them into A with case-sensitive key matching
+// ("PATH" does not fill a field named "path"); any failure returns an
+// *ArgsError (ToolArgsError, INVALID_ARGS) before d's function runs. The
+// presenters validate softly: arguments that do not parse, validate or
+// decode (for example the shape of an older version, met on replay) give nil,
+// the generic fallback, never an error. The Spec is checked when the tool is
+// registered (Registry.Register), not here.
+func Define[A any](d Def[A]) Tool {
+	spec := slices.Clone(d.Spec)
+	node := buildKeyNode(reflect.TypeFor[A]())
+	decode := func(raw json.RawMessage) (A, error) {
+		var a A
+		parsed, err := ParseArgs(raw)
+		if err != nil {
+			return a, err
+		}
+		if v := spec.Validate(parsed); len(v) > 0 {
+			return a, &ArgsError{Violations: v}
+		}
+		err = decodeInto(&a, raw, parsed, node)
+		return a, err
+	}
+	t := Tool{
+		Name:        d.Name,
+		Description: d.Description,
+		Parameters:  spec.JSONSchema(),
+		Terminal:    d.Terminal,
+		spec:        &spec,
+	}
+	if d.Strict != nil {
+		strict := *d.Strict
+		t.Strict = &strict
+	}
+	if run := d.Execute; run != nil {
+		t.Execute = func(ctx context.Context, ex *Exec) (Output, error) {
+			a, err := decode(ex.Args)
+			if err != nil {
+				return Output{}, err
+			}
+			return run(ctx, ex, a)
+		}
+	}
+	if present := d.PresentCall; present != nil {
+		t.PresentCall = func(args json.RawMessage) ToolCallView {
+			a, err := decode(args)
+			if err != nil {
+				return nil
+			}
+			return present(a)
+		}
+	}
+	if present := d.PresentResult; present != nil {
+		t.PresentResult = func(args json.RawMessage, r ResultInput) ToolResultView {
+			a, err := decode(args)
+			if err != nil {
+				return nil
+			}
+			return present(a, r)
+		}
+	}
+	if preview := d.Preview; preview != nil {
+		t.Preview = func(ctx context.Context, ex *Exec) (ToolCallView, error) {
+			a, err := decode(ex.Args)
+			if err != nil {
+				return nil, err
+			}
+			return preview(ctx, ex, a)
+		}
+	}
+	return t
+}

@@ -1,0 +1,35 @@
+package tools
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Progress is a partial update from a running tool. Output is a chunk of live
+// terminal output (valid UTF-8; a tool splits its byte stream on rune
+// boundaries); Plan, when non-nil, is a snapshot of the whole todo list.
+// Progress is shown live and is not logged; only the final Result is.
+type Progress struct {
+	Output string
+	Plan   []PlanEntry
+}
+
+// PlanEntry is one todo item. Status is "pending", "in_progress" or
+// "completed".
+type PlanEntry struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// Report sends p to ex.Progress when it is set and does nothing otherwise.
+// Invalid UTF-8 in p.Output is replaced by U+FFFD as a safety net. The sink
+// must not block for long; a tool calls Report from its own goroutine.
+func (ex *Exec) Report(p Progress) {
+	if ex == nil || ex.Progress == nil {
+		return
+	}
+	if !utf8.ValidString(p.Output) {
+		p.Output = strings.ToValidUTF8(p.Output, "\uFFFD")
+	}
+	ex.Progress(p)
+}

@@ -1,0 +1,107 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Exec is one tool call as the tool sees it.
+type Exec struct {
+	// CallID is the call's id; the Result carries it back.
+	CallID string
+	// Name is the tool's name.
+	Name string
+	// Args is the raw arguments text as the model sent it; "" means {}.
+	Args json.RawMessage
+	// Session is the per-session state; it may be nil (in tests).
+	Session Session
+	// Progress receives partial output; it may be nil and must never block
+	// for long. Tools call Exec.Report rather than Progress directly.
+	Progress func(Progress)
+}
+
+// Tool is a registered tool. Build one with Define from a Spec, or fill it
+// in directly for a raw JSON-Schema tool (then the registry validates
+// arguments with the schema before calling Execute).
+type Tool struct {
+	// Name is the unique name the model calls the tool by (required).
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Parameters is the JSON Schema of the arguments: a JSON object whose
+	// "type" is "object". For Define tools it is generated from the Spec.
+	Parameters json.RawMessage
+	// Strict, when non-nil, is passed to the model as the function's
+	// "strict" flag.
+	Strict *bool
+	// Terminal reports that the tool runs shell commands whose output can be
+	// shown as a live terminal (bash).
+	Terminal bool
+	// Execute runs the call (required). It returns the output, or an error
+	// whose text becomes "Error: <text>" (a CodedError also gives
+	// {name, code}). The registry recovers panics.
+	Execute func(ctx context.Context, ex *Exec) (Output, error)
+	// PresentCall returns the card for a pending call, given the raw
+	// arguments; nil (or a nil field) means the generic fallback. It must be
+	// pure and total: the same answer for the same input, no panics, no
+	// errors, also for argument shapes of older versions.
+	PresentCall func(args json.RawMessage) ToolCallView
+	// PresentResult returns the card for a completed call, given the raw
+	// arguments and the result; nil means the generic fallback. Pure and
+	// total like PresentCall.
+	PresentResult func(args json.RawMessage, r ResultInput) ToolResultView
+	// Preview, when set, returns what the call would change, computed
+	// against the current state (typically a DiffCall), or nil when there is
+	// nothing to show. Callers treat an error as "no preview".
+	Preview func(ctx context.Context, ex *Exec) (ToolCallView, error)
+
+	// spec is set by Define: the registry then leaves validation to the
+	// tool's own Execute, which reports the spec walker's texts.
+	spec *Spec
+}
+
+// CallView calls t.PresentCall safely: it returns nil when PresentCall is
+// nil, returns nil, or panics.
+func (t Tool) CallView(args json.RawMessage) (v ToolCallView) {
+	if t.PresentCall == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.PresentCall(args)
+}
+
+// ResultView calls t.PresentResult safely: it returns nil when PresentResult
+// is nil, returns nil, or panics.
+func (t Tool) ResultView(args json.RawMessage, r ResultInput) (v ToolResultView) {
+	if t.PresentResult == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.PresentResult(args, r)
+}
+
+// Spec returns the Spec a Define tool was built from, and false for a raw
+// JSON-Schema tool.
+func (t Tool) Spec() (Spec, bool) {
+	if t.spec == nil {
+		return nil, false
+	}
+	return *t.spec, true
+}
+
+// Schema is what the model is told about one tool: its name, description,
+// parameters (JSON Schema) and, when set, strict. It never holds functions.
+type Schema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict,omitempty"`
+}

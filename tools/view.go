@@ -1,0 +1,95 @@
+package tools
+
+import "encoding/json"
+
+// FileLocation is a file a tool call touches. Path is absolute once the
+// bridge has seen it; Line is 1-based, 0 meaning no line.
+type FileLocation struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// FileDiff is one file's change. OldText nil means there is no prior text (a
+// new file, or a call-time card that cannot see the old content); it
+// marshals as an explicit null.
+type FileDiff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+// ToolCallView is the card for a pending tool call, returned by a tool's
+// PresentCall. The set is closed: GenericCall, TerminalCall and DiffCall
+// (always as values, never pointers).
+type ToolCallView interface{ isToolCallView() }
+
+// GenericCall is a plain card. Title is required; Kind defaults to
+// KindOther when empty; RawInput is the salient input only (a JSON string is
+// shown as is, anything else as JSON); Content and Locations are optional.
+type GenericCall struct {
+	Title     string
+	Kind      Kind
+	RawInput  json.RawMessage
+	Content   []Content
+	Locations []FileLocation
+}
+
+// TerminalCall is a shell command card. Title is the command; Description is
+// shown above the card; Cwd, when absolute, is used as is, when relative is
+// resolved against the session cwd, and when empty the session cwd is used.
+type TerminalCall struct {
+	Title, Description, Cwd string
+}
+
+// DiffCall is a card showing the file changes a call is about to make.
+type DiffCall struct {
+	Title     string
+	Diffs     []FileDiff
+	Locations []FileLocation
+}
+
+func (GenericCall) isToolCallView()  {}
+func (TerminalCall) isToolCallView() {}
+func (DiffCall) isToolCallView()     {}
+
+// ToolResultView is the card for a completed tool call, returned by a tool's
+// PresentResult. The set is closed: GenericResult, TerminalResult and
+// DiffResult (always as values, never pointers).
+type ToolResultView interface{ isToolResultView() }
+
+// GenericResult is a plain result card; every field is optional.
+type GenericResult struct {
+	Title     string
+	Content   []Content
+	Locations []FileLocation
+}
+
+// TerminalResult is a finished shell command. Output is the terminal text
+// (UTF-8); ExitCode and Signal (e.g. "SIGTERM") are mutually exclusive, both
+// absent when unknown.
+type TerminalResult struct {
+	Title, Output string
+	ExitCode      *int
+	Signal        string
+}
+
+// DiffResult is the applied change of a completed call. Note is an optional
+// final text item (e.g. "3 hunks left out").
+type DiffResult struct {
+	Title     string
+	Diffs     []FileDiff
+	Locations []FileLocation
+	Note      string
+}
+
+func (GenericResult) isToolResultView()  {}
+func (TerminalResult) isToolResultView() {}
+func (DiffResult) isToolResultView()     {}
+
+// ResultInput is what PresentResult sees of a result: its content, whether
+// it is an error, and the tool's persisted Meta (opaque JSON, nil if none).
+type ResultInput struct {
+	Content []Content
+	IsError bool
+	Meta    json.RawMessage
+}
