@@ -1,0 +1,120 @@
+package llm
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// partsReader returns one part per Read call (empty parts give (0, nil)).
+type partsReader struct {
+	parts [][]byte
+}
+
+func (p *partsReader) Read(b []byte) (int, error) {
+	if len(p.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, p.parts[0])
+	p.parts[0] = p.parts[0][n:]
+	if len(p.parts[0]) == 0 {
+		p.parts = p.parts[1:]
+	}
+	return n, nil
+}
+
+// splitAt cuts data at the given increasing offsets.
+func splitAt(data []byte, cuts ...int) io.Reader {
+	var parts [][]byte
+	prev := 0
+	for _, c := range cuts {
+		parts = append(parts, data[prev:c])
+		prev = c
+	}
+	parts = append(parts, data[prev:])
+	return &partsReader{parts: parts}
+}
+
+// result is everything a parse produces, for comparing parses.
+type result struct {
+	Deltas []Delta
+	Resp   *Response
+	Code   string
+	Msg    string
+}
+
+func parse(r io.Reader) result {
+	var res result
+	resp, err := ParseStream(r, func(d Delta) { res.Deltas = append(res.Deltas, d) })
+	res.Resp = resp
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			res.Code = e.Code
+		} else {
+			res.Code = "not *Error"
+		}
+		res.Msg = err.Error()
+	}
+	return res
+}
+
+func sameResult(t *testing.T, what string, got, want result) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: results differ\n got: %+v\nwant: %+v", what, got, want)
+	}
+}
+
+// sharedDir returns the project's shared folder (../shared next to the
+// directory holding go.mod). It skips the test when the folder is absent,
+// unless CI=true, where it fails.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the package directory")
+		}
+		dir = parent
+	}
+	shared := filepath.Join(filepath.Dir(dir), "shared")
+	if _, err := os.Stat(filepath.Join(shared, "fixtures", "replay")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("shared fixtures missing at %s (required when CI=true): %v", shared, err)
+		}
+		t.Skipf("shared fixtures not found at %s; skipping", shared)
+	}
+	return shared
+}
+
+func fixtureDir(t testing.TB, scenario string) string {
+	return filepath.Join(sharedDir(t), "fixtures", "replay", scenario)
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func errCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

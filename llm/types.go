@@ -1,0 +1,116 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Message is one entry of the conversation sent to the model.
+//
+// Role is "system", "user", "assistant" or "tool". Reasoning, ToolCalls are
+// used on assistant messages only, ToolCallID on tool messages only. The
+// caller may keep Reasoning on every assistant message; MarshalJSON decides
+// what goes on the wire (see its doc).
+type Message struct {
+	Role       string     // "system", "user", "assistant", "tool"
+	Content    string     // the text of the message (a tool's output for role "tool")
+	Reasoning  string     // assistant only; sent as reasoning_content only when ToolCalls is non-empty
+	ToolCalls  []ToolCall // assistant only, in the order the model produced them
+	ToolCallID string     // tool only: the id of the call this message answers
+}
+
+// ToolCall is one function call requested by the model.
+type ToolCall struct {
+	ID        string // the call id, opaque, kept verbatim (e.g. "call_00_...")
+	Name      string // the tool name
+	Arguments string // raw JSON text exactly as the model produced it (may be invalid JSON)
+}
+
+// ToolSchema describes one tool offered to the model. It goes on the wire as
+// {"type":"function","function":{"name","description","parameters","strict"?}}.
+type ToolSchema struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object; nil sends an empty object schema
+	Strict      *bool           // sent only when non-nil
+}
+
+// Request is one chat-completions call. Tools is left out of the body when
+// empty; the body always asks for a stream with usage (stream_options).
+type Request struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolSchema
+}
+
+// DeltaKind tells what a Delta carries.
+type DeltaKind int
+
+const (
+	// DeltaReasoning is a piece of the model's reasoning (Text set).
+	DeltaReasoning DeltaKind = iota + 1
+	// DeltaText is a piece of the answer text (Text set).
+	DeltaText
+	// DeltaToolCall is the first sight of a tool call with wire index Index;
+	// ID and Name are set (empty strings if the model omitted them).
+	DeltaToolCall
+	// DeltaToolArgs is a piece of the arguments of the call at Index (Text set);
+	// pieces break anywhere, the arguments are valid JSON only when joined.
+	DeltaToolArgs
+)
+
+// String names the kind ("reasoning", "text", "tool_call", "tool_args").
+func (k DeltaKind) String() string {
+	switch k {
+	case DeltaReasoning:
+		return "reasoning"
+	case DeltaText:
+		return "text"
+	case DeltaToolCall:
+		return "tool_call"
+	case DeltaToolArgs:
+		return "tool_args"
+	}
+	return "unknown"
+}
+
+// Delta is one incremental piece of a streamed answer, delivered while the
+// stream is read. Empty pieces are never delivered.
+type Delta struct {
+	Kind  DeltaKind
+	Text  string // the piece for DeltaReasoning, DeltaText and DeltaToolArgs
+	Index int    // wire index of the tool call (DeltaToolCall, DeltaToolArgs); 0 otherwise
+	ID    string // DeltaToolCall only: the call id
+	Name  string // DeltaToolCall only: the tool name
+}
+
+// Usage is the token accounting the endpoint reports at the end of a stream.
+// Counts are tokens. PromptTokens includes the cached ones (CacheHitTokens);
+// CompletionTokens includes ReasoningTokens.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CacheHitTokens   int `json:"prompt_cache_hit_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens"`
+}
+
+// Response is one assembled answer.
+type Response struct {
+	Reasoning    string     // all reasoning pieces joined
+	Text         string     // all answer pieces joined
+	ToolCalls    []ToolCall // in wire index order
+	FinishReason string     // raw wire value ("stop", "tool_calls", "length", ...); "stop" if none arrived
+	Usage        *Usage     // the last usage seen; nil if the stream carried none
+}
+
+// Client sends one request and streams the answer.
+//
+// Stream calls onDelta (which may be nil) from the calling goroutine for
+// every piece as it arrives, then returns the assembled Response. Errors are
+// *Error values; on cancellation the error also unwraps to ctx's error. When
+// the stream breaks off after it started, the returned Response (non-nil)
+// holds what was assembled so far, together with the error.
+type Client interface {
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error)
+}

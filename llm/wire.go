@@ -1,0 +1,172 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// noOutput replaces an empty tool result: the endpoint rejects empty content.
+const noOutput = "(no output)"
+
+type wireFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function wireFunctionCall `json:"function"`
+}
+
+// wireAssistant keeps the field order of the recorded requests.
+type wireAssistant struct {
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	Reasoning string         `json:"reasoning_content,omitempty"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireTool struct {
+	Role       string `json:"role"`
+	ToolCallID string `json:"tool_call_id"`
+	Content    string `json:"content"`
+}
+
+type wirePlain struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// marshalNoEscape encodes v like json.Marshal but leaves <, > and & as they
+// are, so text and tool arguments go out as close to byte for byte as JSON allows.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// MarshalJSON writes the message in chat-completions wire form:
+//
+//   - system, user (and any other role): {"role","content"}.
+//   - assistant: {"role","content","reasoning_content"?,"tool_calls"?}; content
+//     is the text, "" when there is no text but there are tool calls, null with
+//     neither; reasoning_content is sent only when the message has tool calls
+//     and non-empty Reasoning; tool_calls are
+//     [{"id","type":"function","function":{"name","arguments"}}] with
+//     arguments passed through as the model produced them.
+//   - tool: {"role","tool_call_id","content"}, content "(no output)" when empty.
+func (m Message) MarshalJSON() ([]byte, error) {
+	switch m.Role {
+	case "assistant":
+		w := wireAssistant{Role: m.Role}
+		if m.Content != "" || len(m.ToolCalls) > 0 {
+			c := m.Content
+			w.Content = &c
+		}
+		if len(m.ToolCalls) > 0 {
+			w.Reasoning = m.Reasoning
+			w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
+			for i, tc := range m.ToolCalls {
+				w.ToolCalls[i] = wireToolCall{ID: tc.ID, Type: "function",
+					Function: wireFunctionCall{Name: tc.Name, Arguments: tc.Arguments}}
+			}
+		}
+		return marshalNoEscape(w)
+	case "tool":
+		c := m.Content
+		if c == "" {
+			c = noOutput
+		}
+		return marshalNoEscape(wireTool{Role: m.Role, ToolCallID: m.ToolCallID, Content: c})
+	}
+	return marshalNoEscape(wirePlain{Role: m.Role, Content: m.Content})
+}
+
+// UnmarshalJSON reads a message in the wire form MarshalJSON writes (a null
+// content becomes ""). Reasoning that was not sent cannot come back, and a
+// tool message's "(no output)" stays as that text.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Role       string         `json:"role"`
+		Content    *string        `json:"content"`
+		Reasoning  *string        `json:"reasoning_content"`
+		ToolCalls  []wireToolCall `json:"tool_calls"`
+		ToolCallID string         `json:"tool_call_id"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("llm: decode message: %w", err)
+	}
+	*m = Message{Role: w.Role, ToolCallID: w.ToolCallID}
+	if w.Content != nil {
+		m.Content = *w.Content
+	}
+	if w.Reasoning != nil {
+		m.Reasoning = *w.Reasoning
+	}
+	for _, tc := range w.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return nil
+}
+
+type wireFunctionSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type wireToolSchema struct {
+	Type     string             `json:"type"`
+	Function wireFunctionSchema `json:"function"`
+}
+
+type wireStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireRequest struct {
+	Model         string            `json:"model"`
+	Messages      []Message         `json:"messages"`
+	Stream        bool              `json:"stream"`
+	StreamOptions wireStreamOptions `json:"stream_options"`
+	Tools         []wireToolSchema  `json:"tools,omitempty"`
+}
+
+// emptySchema is sent for a tool whose Parameters is nil.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// MarshalRequest returns the JSON body of a streaming chat-completions call:
+// {"model","messages","stream":true,"stream_options":{"include_usage":true},"tools"?}.
+// Messages are written by Message.MarshalJSON; tools are left out when empty.
+// It fails only if a tool's Parameters is not valid JSON.
+func MarshalRequest(req Request) ([]byte, error) {
+	w := wireRequest{
+		Model:         req.Model,
+		Messages:      req.Messages,
+		Stream:        true,
+		StreamOptions: wireStreamOptions{IncludeUsage: true},
+	}
+	if w.Messages == nil {
+		w.Messages = []Message{}
+	}
+	for _, t := range req.Tools {
+		p := t.Parameters
+		if len(bytes.TrimSpace(p)) == 0 {
+			p = emptySchema
+		}
+		w.Tools = append(w.Tools, wireToolSchema{Type: "function",
+			Function: wireFunctionSchema{Name: t.Name, Description: t.Description, Parameters: p, Strict: t.Strict}})
+	}
+	b, err := marshalNoEscape(w)
+	if err != nil {
+		return nil, fmt.Errorf("llm: encode request: %w", err)
+	}
+	return b, nil
+}
