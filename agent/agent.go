@@ -1,0 +1,377 @@
+// Package agent runs prompt turns: it sends the history and the tool
+// schemas to the model, streams the answer, runs the tool calls the model
+// asks for through the tools registry, and repeats until the model stops
+// calling tools or the step limit is reached. Everything that happens is
+// reported as typed session events to the session's store; the agent
+// never talks ACP.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// DefaultMaxSteps is the number of model requests one turn may make
+// (INTERFACE.md: --max-steps, default 64).
+const DefaultMaxSteps = 64
+
+// Config is what every turn needs. Client and Tools are required.
+type Config struct {
+	Client   llm.Client
+	Tools    *tools.Registry
+	Model    string
+	MaxSteps int // model requests per turn; <= 0 means DefaultMaxSteps
+	Log      *slog.Logger
+	// System builds the system prompt for a session cwd; nil uses
+	// SystemPrompt.
+	System func(cwd string) string
+}
+
+// Agent runs turns for any number of sessions; it is safe for concurrent
+// use by different sessions.
+type Agent struct {
+	cfg Config
+}
+
+// New returns an agent with cfg.
+func New(cfg Config) *Agent {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.System == nil {
+		cfg.System = SystemPrompt
+	}
+	return &Agent{cfg: cfg}
+}
+
+// Session is one conversation: its events and the tool state. One turn
+// runs at a time per session (the caller ensures it).
+type Session struct {
+	Store *session.Store
+	Tools tools.Session
+
+	mu      sync.Mutex
+	turn    int
+	usedIDs map[string]bool
+}
+
+// NewSession returns a session over store whose tools see ts.
+func NewSession(store *session.Store, ts tools.Session) *Session {
+	s := &Session{Store: store, Tools: ts, usedIDs: map[string]bool{}}
+	for _, ev := range store.Events() {
+		switch d := ev.Data.(type) {
+		case session.TurnStart:
+			s.turn = max(s.turn, d.Turn)
+		case session.ToolCall:
+			s.usedIDs[d.CallID] = true
+		}
+	}
+	return s
+}
+
+// Outcome is how a turn ended: an ACP stop reason, or Err when the prompt
+// failed (the turn is still closed in the session).
+type Outcome struct {
+	StopReason string // end_turn, max_tokens, max_turn_requests, cancelled
+	Err        error
+}
+
+// TurnError is a failed turn: a model failure a user can understand.
+// Auth reports a missing or rejected API key.
+type TurnError struct {
+	Message string
+	Reason  string // a short code, e.g. RATE_LIMIT, STREAM_CLOSED
+	Status  int    // HTTP status when known
+	Auth    bool
+	Err     error
+}
+
+func (e *TurnError) Error() string { return e.Message }
+func (e *TurnError) Unwrap() error { return e.Err }
+
+// Turn runs one prompt turn with the user's content. It returns when the
+// turn has ended; every event of the turn has then been emitted. When ctx
+// is cancelled the turn ends promptly with StopReason "cancelled" and
+// every tool call it announced is closed.
+func (a *Agent) Turn(ctx context.Context, s *Session, prompt []tools.Content, title string) Outcome {
+	s.mu.Lock()
+	s.turn++
+	turn := s.turn
+	s.mu.Unlock()
+	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}}
+	store := s.Store
+	store.Emit(session.TurnStart{Turn: turn})
+	if title != "" {
+		store.Emit(session.Title{Title: title})
+	}
+	store.Emit(session.UserMessage{Turn: turn, Content: prompt})
+	out := t.run(ctx)
+	end := session.TurnEnd{Turn: turn, Reason: out.StopReason}
+	if out.Err != nil {
+		end.Reason = session.EndError
+		end.Message = out.Err.Error()
+		var te *TurnError
+		if errors.As(out.Err, &te) {
+			end.Code = te.Reason
+		}
+	}
+	store.Emit(end)
+	return out
+}
+
+// turnRun is the state of one running turn.
+type turnRun struct {
+	a    *Agent
+	s    *Session
+	turn int
+	step int
+	// open holds the announced tool calls that have no result yet.
+	open  map[string]bool
+	order []string
+}
+
+func (t *turnRun) emit(d session.Data) { t.s.Store.Emit(d) }
+
+func (t *turnRun) run(ctx context.Context) Outcome {
+	cfg := t.a.cfg
+	for t.step = 1; t.step <= cfg.MaxSteps; t.step++ {
+		if ctx.Err() != nil {
+			return t.cancelled()
+		}
+		t.emit(session.StepStart{Turn: t.turn, Step: t.step})
+		out, again := t.doStep(ctx)
+		t.emit(session.StepEnd{Turn: t.turn, Step: t.step})
+		if !again {
+			return out
+		}
+	}
+	return Outcome{StopReason: session.EndMaxTurnReqs}
+}
+
+// doStep makes one model request and runs the tool calls it asks for. It
+// reports whether the turn goes on with another step.
+func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
+	cfg := t.a.cfg
+	req := llm.Request{
+		Model:    cfg.Model,
+		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events())...),
+	}
+	for _, sc := range cfg.Tools.Schemas() {
+		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
+	}
+	ids := map[int]string{}
+	names := map[int]string{}
+	var text, reasoning strings.Builder
+	resp, err := cfg.Client.Stream(ctx, req, func(d llm.Delta) {
+		switch d.Kind {
+		case llm.DeltaReasoning:
+			reasoning.WriteString(d.Text)
+			t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkReasoning, Text: d.Text})
+		case llm.DeltaText:
+			text.WriteString(d.Text)
+			t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: d.Text})
+		case llm.DeltaToolCall:
+			if _, seen := ids[d.Index]; seen {
+				return
+			}
+			id := t.s.claimID(d.ID)
+			ids[d.Index], names[d.Index] = id, d.Name
+			t.open[id] = true
+			t.order = append(t.order, id)
+			t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
+		}
+	})
+	if err != nil {
+		// Keep what was streamed: the text stays in the history.
+		t.emit(session.AssistantMessage{Turn: t.turn, Step: t.step, Text: text.String(), Reasoning: reasoning.String()})
+		if ctx.Err() != nil {
+			return t.cancelled(), false
+		}
+		t.closeOpen(false, "the model request failed")
+		return Outcome{Err: modelError(err)}, false
+	}
+	msg := session.AssistantMessage{Turn: t.turn, Step: t.step, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason}
+	if resp.Usage != nil {
+		msg.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
+	}
+	calls := t.pairCalls(resp.ToolCalls, ids, names)
+	switch resp.FinishReason {
+	case "length":
+		t.emit(msg)
+		t.closeOpen(false, "the answer hit the output token limit before the call was complete")
+		return Outcome{StopReason: session.EndMaxTokens}, false
+	case "content_filter":
+		t.emit(msg)
+		t.closeOpen(false, "the provider's content filter stopped the answer")
+		note := "\n\n[The model provider's content filter stopped this answer.]"
+		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: note})
+		return Outcome{StopReason: session.EndTurn}, false
+	case "insufficient_system_resource":
+		t.emit(msg)
+		t.closeOpen(false, "the model service is overloaded")
+		return Outcome{Err: &TurnError{Message: "The model service is overloaded (insufficient_system_resource); try again later.", Reason: "INSUFFICIENT_SYSTEM_RESOURCE"}}, false
+	case "stop", "tool_calls", "":
+	default:
+		t.a.cfg.Log.Warn("agent: unknown finish_reason, ending the turn", "finish_reason", resp.FinishReason)
+		if len(calls) == 0 {
+			t.emit(msg)
+			return Outcome{StopReason: session.EndTurn}, false
+		}
+	}
+	msg.ToolCalls = calls
+	t.emit(msg)
+	if len(calls) == 0 {
+		t.closeOpen(false, "the model did not finish the call")
+		return Outcome{StopReason: session.EndTurn}, false
+	}
+	for i, c := range calls {
+		if ctx.Err() != nil {
+			for _, rest := range calls[i:] {
+				t.result(rest.CallID, cancelledResult(rest.CallID), true)
+			}
+			return t.cancelled(), false
+		}
+		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+		t.emit(session.ToolExec{CallID: c.CallID})
+		ex := &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Session: t.s.Tools,
+			Progress: func(p tools.Progress) {
+				t.emit(session.ToolProgress{CallID: c.CallID, Progress: p})
+				if p.Plan != nil {
+					t.emit(session.Plan{CallID: c.CallID, Entries: p.Plan})
+				}
+			}}
+		res := cfg.Tools.Execute(ctx, ex)
+		if ctx.Err() != nil {
+			t.result(c.CallID, cancelledWith(res), true)
+			for _, rest := range calls[i+1:] {
+				t.result(rest.CallID, cancelledResult(rest.CallID), true)
+			}
+			return t.cancelled(), false
+		}
+		t.result(c.CallID, res, false)
+	}
+	t.closeOpen(false, "the call was not run")
+	return Outcome{}, true
+}
+
+// pairCalls matches the response's complete tool calls (in index order)
+// with the ids announced while streaming.
+func (t *turnRun) pairCalls(calls []llm.ToolCall, ids map[int]string, names map[int]string) []session.ToolCallRef {
+	idx := make([]int, 0, len(ids))
+	for i := range ids {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]session.ToolCallRef, 0, len(calls))
+	for i, c := range calls {
+		var id string
+		if i < len(idx) {
+			id = ids[idx[i]]
+		} else {
+			id = t.s.claimID(c.ID)
+			t.open[id] = true
+			t.order = append(t.order, id)
+			t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: c.Name})
+		}
+		name := c.Name
+		if name == "" && i < len(idx) {
+			name = names[idx[i]]
+		}
+		out = append(out, session.ToolCallRef{CallID: id, Name: name, Arguments: c.Arguments})
+	}
+	return out
+}
+
+// result records a tool call's result and marks the call answered.
+func (t *turnRun) result(id string, r tools.Result, cancelled bool) {
+	delete(t.open, id)
+	t.emit(session.ToolResult{Turn: t.turn, Step: t.step, CallID: id, Content: r.Content, IsError: r.IsError,
+		Error: r.Error, Meta: r.Meta, Cancelled: cancelled})
+}
+
+// closeOpen fails every announced call that has no result yet.
+func (t *turnRun) closeOpen(cancelled bool, why string) {
+	for _, id := range t.order {
+		if !t.open[id] {
+			continue
+		}
+		r := tools.Result{CallID: id, IsError: true, Content: []tools.Content{tools.Text("Error: " + why + ".")}}
+		if cancelled {
+			r = cancelledResult(id)
+		}
+		t.result(id, r, cancelled)
+	}
+}
+
+func (t *turnRun) cancelled() Outcome {
+	t.closeOpen(true, "")
+	return Outcome{StopReason: session.EndCancelled}
+}
+
+// CancelledText is the tool result the model sees for a call the user
+// cancelled.
+const CancelledText = "Error: cancelled by the user"
+
+func cancelledResult(id string) tools.Result {
+	return tools.Result{CallID: id, IsError: true, Content: []tools.Content{tools.Text(CancelledText)}}
+}
+
+// cancelledWith keeps what a cancelled tool produced and marks it failed.
+func cancelledWith(r tools.Result) tools.Result {
+	r.IsError = true
+	r.Meta = nil
+	if len(r.Content) == 0 {
+		r.Content = []tools.Content{tools.Text(CancelledText)}
+	}
+	return r
+}
+
+// claimID returns the model's id when it is non-empty and unused in the
+// session, else a fresh "call_<random>" id, and marks it used.
+func (s *Session) claimID(modelID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := modelID
+	for id == "" || s.usedIDs[id] {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		id = "call_" + hex.EncodeToString(b[:])
+	}
+	s.usedIDs[id] = true
+	return id
+}
+
+// modelError turns a model client error into a TurnError.
+func modelError(err error) error {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return &TurnError{Message: "The model request failed: " + err.Error(), Reason: "UNKNOWN", Err: err}
+	}
+	te := &TurnError{Reason: le.Code, Status: le.Status, Err: err}
+	switch le.Code {
+	case "NO_API_KEY":
+		te.Auth = true
+		te.Message = "No API key: set DSH_API_KEY (or DEEPSEEK_API_KEY) in the agent's environment."
+	case "AUTH":
+		te.Auth = true
+		te.Message = fmt.Sprintf("The model endpoint rejected the API key (HTTP %d: %s); check DSH_API_KEY / DEEPSEEK_API_KEY.", le.Status, le.Message)
+	default:
+		te.Message = le.Error()
+	}
+	return te
+}

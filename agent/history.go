@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// History derives the model conversation from a session's logged events:
+// user messages, assistant messages (with their tool calls and
+// reasoning) and one tool message per answered tool call. A tool result
+// whose call is in no assistant message (a call cut off mid-stream) is
+// left out, and a tool call without a result (never the case for a
+// closed turn) gets an "interrupted" result, so the conversation always
+// pairs every tool_calls entry with a tool message.
+func History(events []session.Event) []llm.Message {
+	results := map[string]session.ToolResult{}
+	for _, ev := range events {
+		if r, ok := ev.Data.(session.ToolResult); ok {
+			results[r.CallID] = r
+		}
+	}
+	var msgs []llm.Message
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case session.UserMessage:
+			msgs = append(msgs, llm.Message{Role: "user", Content: joinText(d.Content)})
+		case session.AssistantMessage:
+			m := llm.Message{Role: "assistant", Content: d.Text, Reasoning: d.Reasoning}
+			for _, c := range d.ToolCalls {
+				m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+			}
+			if m.Content == "" && len(m.ToolCalls) == 0 && m.Reasoning == "" {
+				continue
+			}
+			msgs = append(msgs, m)
+			for _, c := range d.ToolCalls {
+				text := "Error: tool call interrupted; no result was recorded."
+				if r, ok := results[c.CallID]; ok {
+					text = joinText(r.Content)
+				}
+				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
+			}
+		}
+	}
+	return msgs
+}
+
+// joinText concatenates the text blocks of a content list.
+func joinText(cs []tools.Content) string {
+	if len(cs) == 1 {
+		return cs[0].Text
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}

@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// AgentsFileLimit caps how much of the session cwd's AGENTS.md goes into
+// the system prompt, in bytes (32 KiB).
+const AgentsFileLimit = 32 << 10
+
+// SystemPrompt builds the system prompt for a session rooted at cwd: who
+// the agent is, the cwd, the platform, today's date, how to use the tools,
+// and the cwd's AGENTS.md when present (cut at AgentsFileLimit bytes on a
+// line boundary, with a note saying so).
+func SystemPrompt(cwd string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are dsh-acp, a coding agent working inside the user's editor.\n")
+	fmt.Fprintf(&b, "Working directory: %s\nPlatform: %s/%s\nToday's date: %s\n\n", cwd, runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"))
+	b.WriteString(`How to work:
+- Use the tools to look before you act: read a file before you edit or overwrite it.
+- Paths may be absolute or relative to the working directory.
+- Prefer edit (exact literal replacement) for changes to existing files; use write to create files or replace them whole.
+- Each bash call runs in a fresh shell; use its workdir parameter instead of cd. Give every command a short description.
+- Keep the user informed: say briefly what you are doing and what you found. When you are done, give a short summary.
+`)
+	if text, cut := readAgentsFile(cwd); text != "" {
+		b.WriteString("\nProject instructions from AGENTS.md:\n")
+		b.WriteString(text)
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+		if cut {
+			fmt.Fprintf(&b, "[AGENTS.md was cut at %d KiB]\n", AgentsFileLimit>>10)
+		}
+	}
+	return b.String()
+}
+
+// readAgentsFile returns cwd/AGENTS.md up to AgentsFileLimit bytes, cut
+// at the last line break, and whether it was cut.
+func readAgentsFile(cwd string) (string, bool) {
+	f, err := os.Open(filepath.Join(cwd, "AGENTS.md"))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	buf, err := io.ReadAll(io.LimitReader(f, AgentsFileLimit+1))
+	if err != nil {
+		return "", false
+	}
+	if len(buf) <= AgentsFileLimit {
+		return string(buf), false
+	}
+	buf = buf[:AgentsFileLimit]
+	if i := strings.LastIndexByte(string(buf), '\n'); i > 0 {
+		buf = buf[:i+1]
+	}
+	return strings.ToValidUTF8(string(buf), ""), true
+}

@@ -1,0 +1,364 @@
+// Package bridge implements the ACP agent side: it serves the editor's
+// requests (initialize, sessions, prompts, cancel), keeps each session's
+// capability snapshot, and turns the agent loop's events into
+// `session/update`s through one Presenter per session.
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// Config configures a Bridge.
+type Config struct {
+	Agent   *agent.Agent
+	Tools   *tools.Registry
+	Version string // the agent's version, for agentInfo
+	// LocationLineBase forces the base of `locations[].line` (0 or 1);
+	// -1 chooses per client (0 for Zed, 1 otherwise).
+	LocationLineBase int
+	Log              *slog.Logger
+}
+
+// Client is what the bridge needs of the connection to the editor: an
+// *acp.Conn.
+type Client interface {
+	Notify(method string, params any) error
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// Bridge serves one editor connection. Create it with New, then Serve.
+type Bridge struct {
+	cfg    Config
+	log    *slog.Logger
+	client Client
+
+	mu         sync.Mutex
+	caps       acp.ClientCapabilities
+	clientInfo *acp.Implementation
+	sessions   map[string]*liveSession
+	closing    bool
+}
+
+// liveSession is a session open in this process.
+type liveSession struct {
+	id    string
+	cwd   string
+	view  View
+	agent *agent.Session
+	pres  *Presenter
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running turn's, nil when idle
+	turns  int
+}
+
+// New returns a bridge.
+func New(cfg Config) *Bridge {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
+}
+
+// Serve starts serving the editor on r/w and returns the connection; wait
+// on its Done channel.
+func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
+	c := acp.NewConn(r, w, b, b.log)
+	b.client = c
+	return c
+}
+
+// SetClient sets the connection used to reach the editor (for tests that
+// drive the bridge without Serve).
+func (b *Bridge) SetClient(c Client) { b.client = c }
+
+// HandleNotification implements acp.Handler.
+func (b *Bridge) HandleNotification(_ context.Context, method string, params json.RawMessage) {
+	switch method {
+	case "session/cancel":
+		var p acp.SessionRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			b.log.Warn("session/cancel with invalid params", "err", err)
+			return
+		}
+		if s := b.session(p.SessionID); s != nil {
+			s.cancelTurn()
+		}
+	default:
+		b.log.Debug("ignoring an unknown notification", "method", method)
+	}
+}
+
+// Shutdown implements acp.Handler: every running turn is cancelled.
+func (b *Bridge) Shutdown() {
+	b.mu.Lock()
+	b.closing = true
+	ss := make([]*liveSession, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		ss = append(ss, s)
+	}
+	b.mu.Unlock()
+	for _, s := range ss {
+		s.cancelTurn()
+	}
+}
+
+// PrepareRequest implements acp.Handler.
+func (b *Bridge) PrepareRequest(ctx context.Context, method string, params json.RawMessage) acp.RequestFunc {
+	switch method {
+	case "initialize":
+		return func(context.Context) (any, error) { return b.initialize(params) }
+	case "authenticate":
+		return func(context.Context) (any, error) { return b.authenticate(params) }
+	case "session/new":
+		return func(context.Context) (any, error) { return b.newSession(params) }
+	case "session/prompt":
+		return b.preparePrompt(ctx, params)
+	case "session/close":
+		return func(context.Context) (any, error) { return b.closeSession(params) }
+	}
+	return func(context.Context) (any, error) {
+		return nil, acp.Errorf(acp.CodeMethodNotFound, "Method not found: %s", method)
+	}
+}
+
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return acp.InvalidParams("Invalid params: missing params")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return acp.InvalidParams("Invalid params: %v", err)
+	}
+	return nil
+}
+
+func (b *Bridge) initialize(params json.RawMessage) (any, error) {
+	var p acp.InitializeRequest
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.caps = acp.ClientCapabilities{}
+	if p.ClientCapabilities != nil {
+		b.caps = *p.ClientCapabilities
+	}
+	b.clientInfo = p.ClientInfo
+	b.mu.Unlock()
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersion,
+		AgentCapabilities: acp.AgentCapabilities{
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: &acp.SessionCapabilities{Close: &acp.Empty{}},
+		},
+		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
+	}, nil
+}
+
+func (b *Bridge) authenticate(params json.RawMessage) (any, error) {
+	var p acp.AuthenticateRequest
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	return nil, acp.InvalidParams("Invalid params: unknown authentication method %q (this agent needs none; set DSH_API_KEY)", p.MethodID)
+}
+
+func (b *Bridge) newSession(params json.RawMessage) (any, error) {
+	var p acp.NewSessionRequest
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+	}
+	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
+		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
+			"mcpServers", len(p.McpServers), "additionalDirectories", len(p.AdditionalDirectories))
+	}
+	id := newSessionID()
+	s := b.openSession(id, filepath.Clean(p.Cwd), nil)
+	return acp.NewSessionResponse{SessionID: s.id}, nil
+}
+
+// openSession registers a live session with the current capability
+// snapshot.
+func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession {
+	b.mu.Lock()
+	caps, info := b.caps, b.clientInfo
+	b.mu.Unlock()
+	view := View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
+	s := &liveSession{id: id, cwd: cwd, view: view}
+	s.pres = NewPresenter(view, b.cfg.Tools)
+	if store == nil {
+		store = session.NewStore(nil)
+	}
+	store.SetSink(func(ev session.Event) { b.send(s, ev) })
+	s.agent = agent.NewSession(store, tools.NewSession(id, cwd))
+	b.mu.Lock()
+	b.sessions[id] = s
+	b.mu.Unlock()
+	return s
+}
+
+// lineBase chooses the base of locations[].line for a client.
+func (b *Bridge) lineBase(info *acp.Implementation) int {
+	switch b.cfg.LocationLineBase {
+	case 0, 1:
+		return b.cfg.LocationLineBase
+	}
+	if info != nil && strings.EqualFold(info.Name, "zed") {
+		return 0
+	}
+	return 1
+}
+
+// send writes the updates for one event of s.
+func (b *Bridge) send(s *liveSession, ev session.Event) {
+	for _, u := range s.pres.Updates(ev) {
+		if err := b.client.Notify("session/update", acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+			b.log.Debug("could not send a session update", "err", err)
+		}
+	}
+}
+
+func (b *Bridge) session(id string) *liveSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[id]
+}
+
+func (b *Bridge) closeSession(params json.RawMessage) (any, error) {
+	var p acp.SessionRequest
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	s := b.sessions[p.SessionID]
+	delete(b.sessions, p.SessionID)
+	b.mu.Unlock()
+	if s == nil {
+		return nil, unknownSession(p.SessionID)
+	}
+	s.cancelTurn()
+	return struct{}{}, nil
+}
+
+func unknownSession(id string) error {
+	return &acp.Error{Code: acp.CodeResourceNotFound, Message: "Resource not found: unknown session " + id, Data: map[string]string{"sessionId": id}}
+}
+
+// cancelTurn cancels the session's running turn, if any.
+func (s *liveSession) cancelTurn() {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+}
+
+// preparePrompt validates a prompt and registers its turn on the read
+// goroutine (so a session/cancel read next finds it); the turn itself
+// runs in the returned function.
+func (b *Bridge) preparePrompt(ctx context.Context, params json.RawMessage) acp.RequestFunc {
+	var p acp.PromptRequest
+	if err := decode(params, &p); err != nil {
+		return fail(err)
+	}
+	s := b.session(p.SessionID)
+	if s == nil {
+		return fail(unknownSession(p.SessionID))
+	}
+	content, err := promptContent(p.Prompt)
+	if err != nil {
+		return fail(err)
+	}
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.mu.Unlock()
+		return fail(acp.InvalidParams("Invalid params: a prompt is already running in session %s", s.id))
+	}
+	turnCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	s.turns++
+	first := s.turns == 1 && len(s.agent.Store.Events()) == 0
+	s.mu.Unlock()
+	return func(context.Context) (any, error) {
+		defer func() {
+			s.mu.Lock()
+			s.cancel = nil
+			s.mu.Unlock()
+			cancel()
+		}()
+		title := ""
+		if first {
+			title = Title(content)
+		}
+		out := b.cfg.Agent.Turn(turnCtx, s.agent, content, title)
+		if out.Err != nil {
+			return nil, promptError(out.Err)
+		}
+		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
+	}
+}
+
+func fail(err error) acp.RequestFunc {
+	return func(context.Context) (any, error) { return nil, err }
+}
+
+// promptError maps a failed turn to its JSON-RPC error (INTERFACE.md).
+func promptError(err error) error {
+	var te *agent.TurnError
+	if errors.As(err, &te) {
+		if te.Auth {
+			return &acp.Error{Code: acp.CodeAuthRequired, Message: te.Message, Data: errData(te)}
+		}
+		return &acp.Error{Code: acp.CodeInternalError, Message: te.Message, Data: errData(te)}
+	}
+	return &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error()}
+}
+
+func errData(te *agent.TurnError) map[string]any {
+	d := map[string]any{"reason": te.Reason}
+	if te.Status != 0 {
+		d["status"] = te.Status
+	}
+	return d
+}
+
+// Title is a thread title from a prompt: its first non-empty line, at most
+// 80 characters (runes), cut with "…".
+func Title(content []tools.Content) string {
+	for _, c := range content {
+		for _, line := range strings.Split(c.Text, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			if r := []rune(line); len(r) > 80 {
+				return string(r[:79]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "sess_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"log/slog"
+)
+
+// version is the agent's version; release builds set it with
+// -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// config is the program's configuration: flags win over environment
+// variables, which win over the defaults (INTERFACE.md).
+type config struct {
+	LogLevel         slog.Level
+	BaseURL          string
+	Model            string
+	APIKey           string
+	MaxSteps         int
+	Mode             string
+	Replay           string
+	Record           string
+	StateDir         string
+	LocationLineBase int // -1: per client
+	ShowVersion      bool
+}
+
+// modes are the session modes INTERFACE.md names.
+var modes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
+
+// parseConfig reads args (without the program name) and env (a lookup
+// function, e.g. os.LookupEnv). It returns flag.ErrHelp after printing
+// the usage for --help.
+func parseConfig(args []string, env func(string) (string, bool), stderr io.Writer) (config, error) {
+	get := func(name, def string) string {
+		if v, ok := env(name); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	c := config{LocationLineBase: -1}
+	fs := flag.NewFlagSet("dsh-acp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logLevel := fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error (env DSH_LOG_LEVEL)")
+	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
+	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
+	maxSteps := fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
+	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+strings.Join(modes, ", ")+" (env DSH_MODE)")
+	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
+	fs.StringVar(&c.Record, "record", get("DSH_RECORD", ""), "also write each model response to DIR/NNN.sse and request to DIR/NNN.request.json (env DSH_RECORD)")
+	lineBase := fs.String("location-line-base", get("DSH_LOCATION_LINE_BASE", ""), "base of tool-call location lines on the wire, 0 or 1 (default: 0 for Zed, 1 otherwise; env DSH_LOCATION_LINE_BASE)")
+	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
+		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+		return c, fmt.Errorf("--log-level: %w", err)
+	}
+	n, err := strconv.Atoi(*maxSteps)
+	if err != nil || n < 1 {
+		return c, fmt.Errorf("--max-steps must be a positive integer, got %q", *maxSteps)
+	}
+	c.MaxSteps = n
+	valid := false
+	for _, m := range modes {
+		valid = valid || m == c.Mode
+	}
+	if !valid {
+		return c, fmt.Errorf("--mode must be one of %s, got %q", strings.Join(modes, ", "), c.Mode)
+	}
+	switch *lineBase {
+	case "":
+	case "0", "1":
+		c.LocationLineBase = int((*lineBase)[0] - '0')
+	default:
+		return c, fmt.Errorf("--location-line-base must be 0 or 1, got %q", *lineBase)
+	}
+	c.APIKey = get("DSH_API_KEY", get("DEEPSEEK_API_KEY", ""))
+	c.StateDir = stateDir(get)
+	return c, nil
+}
+
+// stateDir is DSH_STATE_DIR, else $XDG_STATE_HOME/dsh-acp, else
+// ~/.local/state/dsh-acp.
+func stateDir(get func(string, string) string) string {
+	if d := get("DSH_STATE_DIR", ""); d != "" {
+		return d
+	}
+	if x := get("XDG_STATE_HOME", ""); x != "" {
+		return filepath.Join(x, "dsh-acp")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "dsh-acp-state")
+	}
+	return filepath.Join(home, ".local", "state", "dsh-acp")
+}
+
+var errUsage = errors.New("usage")

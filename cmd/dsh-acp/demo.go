@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
+)
+
+//go:embed demo
+var demoFiles embed.FS
+
+// demoPrompt is what the demo asks the recorded model.
+const demoPrompt = "Give me a quick tour of this project."
+
+// runDemo copies the sample workspace into a fresh temporary directory,
+// starts the agent on the embedded recording and drives one prompt turn
+// as an ACP client over a real pipe, printing one line per update.
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: dsh-acp demo")
+		return 2
+	}
+	tmp, err := os.MkdirTemp("", "dsh-acp-demo-")
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	work, rec := filepath.Join(tmp, "workspace"), filepath.Join(tmp, "recording")
+	if err := copyEmbedded("demo/workspace", work); err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo:", err)
+		return 1
+	}
+	if err := copyEmbedded("demo/recording", rec); err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo:", err)
+		return 1
+	}
+	cfg := config{Model: "deepseek-chat", MaxSteps: 16, Mode: "bypassPermissions", Replay: rec,
+		StateDir: filepath.Join(tmp, "state"), LocationLineBase: -1}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b, cleanup := newBridge(cfg, log)
+	defer cleanup()
+
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	conn := b.Serve(toAgentR, fromAgentW)
+	client := acpclient.New(toAgentW)
+	p := &demoPrinter{w: stdout, cwd: work}
+	client.OnMessage = p.message
+	client.OnRequest = func(method string, params json.RawMessage) (any, error) {
+		if method == "session/request_permission" {
+			fmt.Fprintln(stdout, "permission  answered allow-once")
+			return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}, nil
+		}
+		return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: "the demo client does not serve " + method}
+	}
+	client.Start(fromAgentR)
+	code := demoTurn(client, work, stdout, stderr)
+	toAgentW.Close()
+	select {
+	case <-conn.Done():
+	case <-time.After(2 * time.Second):
+	}
+	fromAgentW.Close()
+	return code
+}
+
+func demoTurn(c *acpclient.Client, cwd string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var init acp.InitializeResponse
+	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "dsh-acp-demo", "version": version},
+		"clientCapabilities": map[string]any{"_meta": map[string]any{"terminal_output": true}}}, &init); err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo: initialize:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "agent       %s %s, protocol %d\n", init.AgentInfo.Name, init.AgentInfo.Version, init.ProtocolVersion)
+	var ns acp.NewSessionResponse
+	if err := c.Call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &ns); err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo: session/new:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "prompt      %q\n", demoPrompt)
+	var pr acp.PromptResponse
+	err := c.Call(ctx, "session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []acp.ContentBlock{acp.TextBlock(demoPrompt)}}, &pr)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo: the prompt failed:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "stop        %s\n", pr.StopReason)
+	if pr.StopReason != acp.StopEndTurn {
+		return 1
+	}
+	return 0
+}
+
+// demoPrinter prints one line per session/update: the kind first, then
+// the salient fields.
+type demoPrinter struct {
+	w   io.Writer
+	cwd string
+}
+
+func (p *demoPrinter) message(m acpclient.Message) {
+	if m.Method != "session/update" {
+		return
+	}
+	var n acp.SessionNotification
+	if err := json.Unmarshal(m.Params, &n); err != nil {
+		fmt.Fprintf(p.w, "invalid     %v\n", err)
+		return
+	}
+	u := n.Update
+	var parts []string
+	switch u.SessionUpdate {
+	case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateUserMessageChunk:
+		if u.Content != nil {
+			parts = append(parts, fmt.Sprintf("%q", u.Content.Text))
+		}
+	case acp.UpdateToolCall, acp.UpdateToolCallUpdate:
+		parts = append(parts, u.ToolCallID)
+		if u.Title != nil {
+			parts = append(parts, fmt.Sprintf("title=%q", *u.Title))
+		}
+		if u.Kind != "" {
+			parts = append(parts, "kind="+string(u.Kind))
+		}
+		if u.Status != "" {
+			parts = append(parts, "status="+string(u.Status))
+		}
+		for _, c := range u.ToolContent {
+			switch c.Type {
+			case "diff":
+				old := "null"
+				if c.OldText != nil {
+					old = fmt.Sprintf("%q", *c.OldText)
+				}
+				parts = append(parts, fmt.Sprintf("diff %s: %s -> %q", strings.TrimPrefix(c.Path, p.cwd+"/"), old, c.NewText))
+			case "terminal":
+				parts = append(parts, "terminal="+c.TerminalID)
+			case "content":
+				if c.Content != nil {
+					parts = append(parts, fmt.Sprintf("text=%q", c.Content.Text))
+				}
+			}
+		}
+		if x := u.ToolCallExtra; x != nil {
+			if x.TerminalOutput != nil && x.TerminalOutput.Data != "" {
+				parts = append(parts, fmt.Sprintf("output=%q", x.TerminalOutput.Data))
+			}
+			if x.TerminalExit != nil {
+				if x.TerminalExit.ExitCode != nil {
+					parts = append(parts, fmt.Sprintf("exit=%d", *x.TerminalExit.ExitCode))
+				}
+				if x.TerminalExit.Signal != nil {
+					parts = append(parts, "signal="+*x.TerminalExit.Signal)
+				}
+			}
+		}
+	case acp.UpdatePlan:
+		for _, e := range u.Entries {
+			parts = append(parts, fmt.Sprintf("[%s] %s", e.Status, e.Content))
+		}
+	case acp.UpdateSessionInfo:
+		if u.InfoTitle != nil {
+			parts = append(parts, fmt.Sprintf("title=%q", *u.InfoTitle))
+		}
+	case acp.UpdateCurrentMode:
+		parts = append(parts, u.CurrentModeID)
+	}
+	fmt.Fprintf(p.w, "%-19s %s\n", u.SessionUpdate, strings.Join(parts, " "))
+}
+
+// copyEmbedded copies the embedded directory dir to dst.
+func copyEmbedded(dir, dst string) error {
+	return fs.WalkDir(demoFiles, dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := demoFiles.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}

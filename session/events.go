@@ -1,0 +1,305 @@
+// Package session holds the typed events a prompt turn produces. The
+// agent loop reports everything that happens as events to one sink; the
+// bridge turns each into zero or more ACP `session/update`s with one
+// function, live and (once sessions are logged) on `session/load`
+// replay. Events are plain JSON-serialisable values: an [Event] is
+// `{"type", "seq", "time", "data"}` with time in Unix milliseconds.
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// Data is the payload of one event. EventType names it on the wire
+// (e.g. "turn/start"); Transient reports whether it only serves live
+// streaming and is never logged (chunks, progress, early tool cards).
+type Data interface {
+	EventType() string
+	Transient() bool
+}
+
+// Event is one thing that happened in a session. Seq counts the session's
+// logged events from 0; Time is Unix milliseconds.
+type Event struct {
+	Seq  int64
+	Time int64
+	Data Data
+}
+
+// TurnStart opens a prompt turn. Turn counts from 1.
+type TurnStart struct {
+	Turn int `json:"turn"`
+}
+
+// Turn end reasons: the ACP stop reasons, plus "error" (the prompt failed)
+// and "interrupted" (closed by crash repair).
+const (
+	EndTurn         = "end_turn"
+	EndMaxTokens    = "max_tokens"
+	EndMaxTurnReqs  = "max_turn_requests"
+	EndCancelled    = "cancelled"
+	EndError        = "error"
+	EndInterrupted  = "interrupted"
+	EndContentFiltr = "content_filter"
+)
+
+// TurnEnd closes a prompt turn with its reason; Message and Code describe
+// an error.
+type TurnEnd struct {
+	Turn    int    `json:"turn"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	Code    string `json:"code,omitempty"`
+}
+
+// StepStart opens one model request of a turn. Step counts from 1.
+type StepStart struct {
+	Turn int `json:"turn"`
+	Step int `json:"step"`
+}
+
+// StepEnd closes one model request and the tool calls it asked for.
+type StepEnd struct {
+	Turn int `json:"turn"`
+	Step int `json:"step"`
+}
+
+// UserMessage is the user's prompt as the model receives it.
+type UserMessage struct {
+	Turn    int             `json:"turn"`
+	Content []tools.Content `json:"content"`
+}
+
+// Chunk kinds.
+const (
+	ChunkText      = "text"
+	ChunkReasoning = "reasoning"
+)
+
+// AssistantChunk is one streamed piece of the model's answer (Kind
+// ChunkText) or reasoning (ChunkReasoning). Transient: the whole text is
+// kept in [AssistantMessage].
+type AssistantChunk struct {
+	Turn int    `json:"turn"`
+	Step int    `json:"step"`
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// ToolCallRef is one tool call the model made: its id (as used towards
+// the model and the editor), the tool name and the raw arguments text.
+type ToolCallRef struct {
+	CallID    string `json:"callId"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Usage is the model's token accounting for one request.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	CacheHitTokens   int `json:"cacheHitTokens,omitempty"`
+	ReasoningTokens  int `json:"reasoningTokens,omitempty"`
+}
+
+// AssistantMessage is the model's complete message of one step: the text,
+// the reasoning, the tool calls it asked for (complete ones only) and the
+// finish reason as the endpoint sent it.
+type AssistantMessage struct {
+	Turn         int           `json:"turn"`
+	Step         int           `json:"step"`
+	Text         string        `json:"text,omitempty"`
+	Reasoning    string        `json:"reasoning,omitempty"`
+	ToolCalls    []ToolCallRef `json:"toolCalls,omitempty"`
+	FinishReason string        `json:"finishReason,omitempty"`
+	Usage        *Usage        `json:"usage,omitempty"`
+}
+
+// ToolStart says the model stream began a tool call (its name is known,
+// its arguments are still streaming). Transient.
+type ToolStart struct {
+	Turn   int    `json:"turn"`
+	Step   int    `json:"step"`
+	CallID string `json:"callId"`
+	Name   string `json:"name"`
+}
+
+// ToolCall says a tool call's arguments are complete; it is about to run.
+type ToolCall struct {
+	Turn      int    `json:"turn"`
+	Step      int    `json:"step"`
+	CallID    string `json:"callId"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolExec says a tool call started executing. Transient.
+type ToolExec struct {
+	CallID string `json:"callId"`
+}
+
+// ToolProgress carries partial output of a running tool (live terminal
+// output). Transient: only the final result is logged.
+type ToolProgress struct {
+	CallID   string         `json:"callId"`
+	Progress tools.Progress `json:"progress"`
+}
+
+// ToolResult is a tool call's final result. Cancelled marks a call ended
+// by the user's cancel (its card fails with "Cancelled by the user.").
+type ToolResult struct {
+	Turn      int              `json:"turn"`
+	Step      int              `json:"step"`
+	CallID    string           `json:"callId"`
+	Content   []tools.Content  `json:"content"`
+	IsError   bool             `json:"isError"`
+	Error     *tools.ErrorInfo `json:"error,omitempty"`
+	Meta      json.RawMessage  `json:"meta,omitempty"`
+	Cancelled bool             `json:"cancelled,omitempty"`
+}
+
+// Plan is a todo list snapshot written by a tool while it runs.
+type Plan struct {
+	CallID  string            `json:"callId,omitempty"`
+	Entries []tools.PlanEntry `json:"entries"`
+}
+
+// Title names the session (from the first prompt's first line).
+type Title struct {
+	Title string `json:"title"`
+}
+
+// ModeChange records a switch of the session mode.
+type ModeChange struct {
+	ModeID string `json:"modeId"`
+}
+
+func (TurnStart) EventType() string        { return "turn/start" }
+func (TurnEnd) EventType() string          { return "turn/end" }
+func (StepStart) EventType() string        { return "step/start" }
+func (StepEnd) EventType() string          { return "step/end" }
+func (UserMessage) EventType() string      { return "user/message" }
+func (AssistantChunk) EventType() string   { return "assistant/chunk" }
+func (AssistantMessage) EventType() string { return "assistant/message" }
+func (ToolStart) EventType() string        { return "tool/start" }
+func (ToolCall) EventType() string         { return "tool/call" }
+func (ToolExec) EventType() string         { return "tool/exec" }
+func (ToolProgress) EventType() string     { return "tool/progress" }
+func (ToolResult) EventType() string       { return "tool/result" }
+func (Plan) EventType() string             { return "todo/write" }
+func (Title) EventType() string            { return "session/title" }
+func (ModeChange) EventType() string       { return "mode/change" }
+
+func (TurnStart) Transient() bool        { return false }
+func (TurnEnd) Transient() bool          { return false }
+func (StepStart) Transient() bool        { return false }
+func (StepEnd) Transient() bool          { return false }
+func (UserMessage) Transient() bool      { return false }
+func (AssistantChunk) Transient() bool   { return true }
+func (AssistantMessage) Transient() bool { return false }
+func (ToolStart) Transient() bool        { return true }
+func (ToolCall) Transient() bool         { return false }
+func (ToolExec) Transient() bool         { return true }
+func (ToolProgress) Transient() bool     { return true }
+func (ToolResult) Transient() bool       { return false }
+func (Plan) Transient() bool             { return false }
+func (Title) Transient() bool            { return false }
+func (ModeChange) Transient() bool       { return false }
+
+// decoders maps an event type to a function returning a fresh payload.
+var decoders = map[string]func() Data{
+	"turn/start":        func() Data { return &TurnStart{} },
+	"turn/end":          func() Data { return &TurnEnd{} },
+	"step/start":        func() Data { return &StepStart{} },
+	"step/end":          func() Data { return &StepEnd{} },
+	"user/message":      func() Data { return &UserMessage{} },
+	"assistant/chunk":   func() Data { return &AssistantChunk{} },
+	"assistant/message": func() Data { return &AssistantMessage{} },
+	"tool/start":        func() Data { return &ToolStart{} },
+	"tool/call":         func() Data { return &ToolCall{} },
+	"tool/exec":         func() Data { return &ToolExec{} },
+	"tool/progress":     func() Data { return &ToolProgress{} },
+	"tool/result":       func() Data { return &ToolResult{} },
+	"todo/write":        func() Data { return &Plan{} },
+	"session/title":     func() Data { return &Title{} },
+	"mode/change":       func() Data { return &ModeChange{} },
+}
+
+type wireEvent struct {
+	Type string          `json:"type"`
+	Seq  int64           `json:"seq"`
+	Time int64           `json:"time"`
+	Data json.RawMessage `json:"data"`
+}
+
+// MarshalJSON writes `{"type","seq","time","data"}`.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if e.Data == nil {
+		return nil, fmt.Errorf("session: event %d has no data", e.Seq)
+	}
+	data, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding %s: %w", e.Data.EventType(), err)
+	}
+	return json.Marshal(wireEvent{Type: e.Data.EventType(), Seq: e.Seq, Time: e.Time, Data: data})
+}
+
+// UnmarshalJSON reads an event written by MarshalJSON; the payload is
+// stored as a value of its concrete type (e.g. TurnStart, not a pointer).
+// An unknown type is an error.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	mk, ok := decoders[w.Type]
+	if !ok {
+		return fmt.Errorf("session: unknown event type %q", w.Type)
+	}
+	p := mk()
+	if err := json.Unmarshal(w.Data, p); err != nil {
+		return fmt.Errorf("session: decoding %s: %w", w.Type, err)
+	}
+	e.Seq, e.Time = w.Seq, w.Time
+	e.Data = deref(p)
+	return nil
+}
+
+func deref(p Data) Data {
+	switch v := p.(type) {
+	case *TurnStart:
+		return *v
+	case *TurnEnd:
+		return *v
+	case *StepStart:
+		return *v
+	case *StepEnd:
+		return *v
+	case *UserMessage:
+		return *v
+	case *AssistantChunk:
+		return *v
+	case *AssistantMessage:
+		return *v
+	case *ToolStart:
+		return *v
+	case *ToolCall:
+		return *v
+	case *ToolExec:
+		return *v
+	case *ToolProgress:
+		return *v
+	case *ToolResult:
+		return *v
+	case *Plan:
+		return *v
+	case *Title:
+		return *v
+	case *ModeChange:
+		return *v
+	}
+	return p
+}
