@@ -27,7 +27,7 @@ type wireDelta struct {
 }
 
 type wireToolCallDelta struct {
-	Index    *int `json:"index"`
+	Index    *int   `json:"index"`
 	ID       string `json:"id"`
 	Function *struct {
 		Name      string `json:"name"`

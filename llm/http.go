@@ -67,7 +67,7 @@ func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 	}
 	var rec *recording
 	if h.RecordDir != "" {
-		rec = startRecording(h.RecordDir, body, h.logger())
+		rec = startRecording(h.RecordDir, body, h.APIKey, h.logger())
 		defer rec.close()
 	}
 	res, err := h.stream(ctx, body, rec, onDelta)
@@ -182,10 +182,22 @@ func (h HTTP) maxRetryAfter() time.Duration {
 	return h.MaxRetryAfter
 }
 
+// redacted replaces the API key wherever it would be shown or recorded.
+const redacted = "[redacted]"
+
+// redactable returns the secret to redact, or nil when it is shorter than
+// 8 bytes (replacing such a short string everywhere would mangle text).
+func redactable(secret string) []byte {
+	if len(secret) < 8 {
+		return nil
+	}
+	return []byte(secret)
+}
+
 // redact removes the API key from s, should an endpoint echo it back.
 func (h HTTP) redact(s string) string {
-	if h.APIKey == "" {
+	if redactable(h.APIKey) == nil {
 		return s
 	}
-	return strings.ReplaceAll(s, h.APIKey, "[redacted]")
+	return strings.ReplaceAll(s, h.APIKey, redacted)
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,9 +29,12 @@ func nextRecordNumber(dir string) int {
 }
 
 // recording writes one exchange to DIR/NNN.request.json and DIR/NNN.sse.
-// Failures to write are logged once and never fail the request.
+// Failures to write are logged once and never fail the request. The secret
+// (the API key), should it occur in either body, is written as "[redacted]".
 type recording struct {
 	log     *slog.Logger
+	secret  []byte // nil when too short to redact safely
+	tail    []byte // bytes held back because they may start the secret
 	reqPath string
 	ssePath string
 	file    *os.File // the open NNN.sse, nil before open or after close
@@ -40,10 +44,11 @@ type recording struct {
 
 // startRecording numbers the request and writes its body (the exact bytes
 // sent; headers are never recorded).
-func startRecording(dir string, body []byte, log *slog.Logger) *recording {
+func startRecording(dir string, body []byte, secret string, log *slog.Logger) *recording {
 	n := nextRecordNumber(dir)
 	r := &recording{
 		log:     log,
+		secret:  redactable(secret),
 		reqPath: filepath.Join(dir, fmt.Sprintf("%03d.request.json", n)),
 		ssePath: filepath.Join(dir, fmt.Sprintf("%03d.sse", n)),
 	}
@@ -51,7 +56,7 @@ func startRecording(dir string, body []byte, log *slog.Logger) *recording {
 		r.fail(err)
 		return r
 	}
-	if err := os.WriteFile(r.reqPath, body, 0o600); err != nil {
+	if err := os.WriteFile(r.reqPath, r.redact(body), 0o600); err != nil {
 		r.fail(err)
 	}
 	return r
@@ -85,7 +90,43 @@ func (r *recording) writeBody(b []byte) {
 	r.closeFile()
 }
 
+// redact replaces every occurrence of the secret in b.
+func (r *recording) redact(b []byte) []byte {
+	if r.secret == nil {
+		return b
+	}
+	return bytes.ReplaceAll(b, r.secret, []byte(redacted))
+}
+
+// write redacts and writes p, holding back a tail that may be the start of
+// the secret until more bytes (or the end) show it is not.
+func (r *recording) write(p []byte) {
+	if r.file == nil {
+		return
+	}
+	buf := p
+	if r.secret != nil {
+		buf = r.redact(append(r.tail, p...))
+		keep := min(len(buf), len(r.secret)-1)
+		r.tail = append(r.tail[:0], buf[len(buf)-keep:]...)
+		buf = buf[:len(buf)-keep]
+	}
+	if _, err := r.file.Write(buf); err != nil {
+		r.fail(err)
+		_ = r.file.Close()
+		r.file = nil
+	}
+}
+
 func (r *recording) closeFile() {
+	if r.file != nil && len(r.tail) > 0 {
+		tail := r.tail
+		r.tail = nil
+		if _, err := r.file.Write(tail); err != nil {
+			r.fail(err)
+		}
+	}
+	r.tail = nil
 	if r.file != nil {
 		if err := r.file.Close(); err != nil {
 			r.fail(err)
@@ -106,12 +147,6 @@ func (r *recording) close() {
 type recordWriter struct{ r *recording }
 
 func (w recordWriter) Write(p []byte) (int, error) {
-	if w.r.file != nil {
-		if _, err := w.r.file.Write(p); err != nil {
-			w.r.fail(err)
-			_ = w.r.file.Close()
-			w.r.file = nil
-		}
-	}
+	w.r.write(p)
 	return len(p), nil
 }
