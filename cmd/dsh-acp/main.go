@@ -74,10 +74,16 @@ func serve(cfg config, stdin io.Reader, stdout io.Writer, log *slog.Logger) int 
 // newBridge wires the model client, the tools, the agent loop and the
 // bridge as the binary runs them; cleanup stops what they started.
 func newBridge(cfg config, log *slog.Logger) (*bridge.Bridge, func()) {
+	return newBridgeWith(cfg, log, modelClient(cfg, log))
+}
+
+// newBridgeWith is newBridge with a given model client (tests inject
+// fakes with fast retries).
+func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bridge, func()) {
 	reg := tools.NewRegistry()
 	registerTools(reg, log)
 	a := agent.New(agent.Config{
-		Client:   modelClient(cfg, log),
+		Client:   client,
 		Tools:    reg,
 		Model:    cfg.Model,
 		MaxSteps: cfg.MaxSteps,

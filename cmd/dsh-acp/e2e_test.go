@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts under testdata/golden")
+
+// TestTextTurnGolden runs a thought-then-answer turn from a recording of
+// our own and compares the whole JSON-RPC transcript with its golden file.
+func TestTextTurnGolden(t *testing.T) {
+	rec := writeReplay(t, sseBody([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec})
+	sid := h.start(harnessOpts{info: map[string]string{"name": "test-client", "version": "1"}})
+	stop, err := h.prompt(sid, "Reply with exactly the word: PONG")
+	if err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v; want end_turn", stop, err)
+	}
+	us := h.sessionUpdates()
+	if got := joined(us, acp.UpdateAgentMessageChunk); got != "PONG" {
+		t.Errorf("message = %q, want PONG", got)
+	}
+	if got := joined(us, acp.UpdateAgentThoughtChunk); got != "Thinking." {
+		t.Errorf("thoughts = %q, want Thinking.", got)
+	}
+	checkGolden(t, "text-turn", h, sid)
+}
+
+// checkGolden compares the transcript, with the session id and cwd
+// normalised, with testdata/golden/NAME.jsonl (-update rewrites it).
+func checkGolden(t *testing.T, name string, h *harness, sid string) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, l := range h.tr.Lines() {
+		dir := "<-"
+		if l.FromClient {
+			dir = "->"
+		}
+		line := strings.ReplaceAll(string(l.Raw), sid, "{{sessionId}}")
+		line = strings.ReplaceAll(line, h.cwd, "{{cwd}}")
+		line = versionRE.ReplaceAllString(line, `"version":"{{version}}"`)
+		fmt.Fprintf(&b, "%s %s\n", dir, line)
+	}
+	path := filepath.Join("testdata", "golden", name+".jsonl")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/dsh-acp -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(want, b.Bytes()) {
+		t.Errorf("transcript differs from %s (rerun with -update if the change is intended)\n--- got\n%s\n--- want\n%s", path, b.String(), want)
+	}
+}
+
+var versionRE = regexp.MustCompile(`"version":"` + regexp.QuoteMeta(version) + `"`)
+
+// TestInitialize checks the capabilities the agent tells the editor.
+func TestInitialize(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	var got map[string]any
+	h.mustCall("initialize", map[string]any{"protocolVersion": 7}, &got)
+	want := `{"agentCapabilities":{"loadSession":false,"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"close":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + version + `"},"authMethods":[],"protocolVersion":1}`
+	b, _ := json.Marshal(got)
+	if string(b) != want {
+		t.Errorf("initialize result\n got %s\nwant %s", b, want)
+	}
+}
+
+// rpcError sends a request and returns its JSON-RPC error code (0 when it
+// succeeded).
+func rpcError(t *testing.T, h *harness, method string, params any) (int, string) {
+	t.Helper()
+	err := h.call(method, params, nil)
+	if err == nil {
+		return 0, ""
+	}
+	var e *acp.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: not a JSON-RPC error: %v", method, err)
+	}
+	return e.Code, e.Message
+}
+
+// TestErrorTable covers the rows of INTERFACE.md's error table that need
+// no model.
+func TestErrorTable(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	sid := h.start(harnessOpts{})
+	image := map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}}}
+	cases := []struct {
+		name, method string
+		params       any
+		code         int
+		msg          string
+	}{
+		{"unknown method", "session/fly", map[string]any{}, acp.CodeMethodNotFound, "session/fly"},
+		{"missing params", "session/new", nil, acp.CodeInvalidParams, "missing params"},
+		{"invalid params", "session/new", map[string]any{"cwd": 5}, acp.CodeInvalidParams, "Invalid params"},
+		{"relative cwd", "session/new", map[string]any{"cwd": "proj", "mcpServers": []any{}}, acp.CodeInvalidParams, "absolute"},
+		{"unsupported block", "session/prompt", image, acp.CodeInvalidParams, `"image"`},
+		{"empty prompt", "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{}}, acp.CodeInvalidParams, "empty"},
+		{"blank prompt", "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "  "}}}, acp.CodeInvalidParams, "empty"},
+		{"unknown auth method", "authenticate", map[string]any{"methodId": "oauth"}, acp.CodeInvalidParams, "oauth"},
+		{"unknown session prompt", "session/prompt", map[string]any{"sessionId": "nope", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, acp.CodeResourceNotFound, "nope"},
+		{"unknown session close", "session/close", map[string]any{"sessionId": "nope"}, acp.CodeResourceNotFound, "nope"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, msg := rpcError(t, h, c.method, c.params)
+			if code != c.code || !strings.Contains(msg, c.msg) {
+				t.Errorf("%s: got %d %q, want %d containing %q", c.method, code, msg, c.code, c.msg)
+			}
+		})
+	}
+}
+
+// TestBadLines sends lines that are not valid messages: each is answered
+// with id null and the connection keeps serving.
+func TestBadLines(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	cases := []struct {
+		line string
+		code int
+	}{
+		{`{not json`, acp.CodeParseError},
+		{`Content-Length: 12`, acp.CodeParseError},
+		{`42`, acp.CodeInvalidRequest},
+		{`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0"}`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"initialize","params":{"protocolVersion":1}}`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":-1,"method":"initialize","params":{"protocolVersion":1}}`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"initialize"}`, acp.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":3,"method":7}`, acp.CodeInvalidRequest},
+	}
+	for _, c := range cases {
+		if err := h.client.WriteLine([]byte(c.line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unknown notifications are ignored; a response we never asked for is
+	// dropped without an answer.
+	_ = h.client.WriteLine([]byte(`{"jsonrpc":"2.0","method":"_vendor/ping","params":{}}`))
+	_ = h.client.WriteLine([]byte(`{"jsonrpc":"2.0","id":99,"result":{}}`))
+	_ = h.client.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`))
+	h.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
+	var codes []int
+	for _, l := range h.tr.AgentLines() {
+		var m struct {
+			ID    json.RawMessage
+			Error *acp.Error
+		}
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("agent wrote a line that is not JSON: %s", l)
+		}
+		if m.Error != nil {
+			if string(m.ID) != "null" {
+				t.Errorf("error for a bad line has id %s, want null", m.ID)
+			}
+			codes = append(codes, m.Error.Code)
+		}
+	}
+	if len(codes) != len(cases) {
+		t.Fatalf("got %d error responses %v, want %d", len(codes), codes, len(cases))
+	}
+	for i, c := range cases {
+		if codes[i] != c.code {
+			t.Errorf("line %q answered %d, want %d", c.line, codes[i], c.code)
+		}
+	}
+}
+
+// TestHugeLine sends a 64 MiB prompt line; it must be read whole.
+func TestHugeLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("64 MiB line")
+	}
+	rec := writeReplay(t, sseBody(nil, []string{"ok"}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec})
+	sid := h.start(harnessOpts{})
+	big := strings.Repeat("a", 64<<20)
+	// Generous: under -race the JSON work on 64 MiB takes tens of seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var pr acp.PromptResponse
+	err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(big)}}, &pr)
+	if stop := pr.StopReason; err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt with a 64 MiB line = %q, %v", stop, err)
+	}
+}
+
+// TestModelErrors covers the model rows of the error table.
+func TestModelErrors(t *testing.T) {
+	type row struct {
+		name    string
+		key     string
+		handler func(n int, w http.ResponseWriter, r *http.Request)
+		code    int
+		msg     string
+		reqs    int // model requests expected
+	}
+	status := func(code int, body string) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(body))
+		}
+	}
+	stream := func(body string) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte(body))
+		}
+	}
+	rows := []row{
+		{"no key", "", stream(sseBody(nil, []string{"x"}, "stop")), acp.CodeAuthRequired, "DSH_API_KEY", 0},
+		{"401", "k", status(401, `{"error":{"message":"Authentication Fails, Your api key: ****abcd is invalid"}}`), acp.CodeAuthRequired, "DEEPSEEK_API_KEY", 1},
+		{"402", "k", status(402, `{"error":{"message":"Insufficient Balance"}}`), acp.CodeInternalError, "Insufficient Balance", 1},
+		{"429 retried", "k", status(429, `{"error":{"message":"slow down"}}`), acp.CodeInternalError, "slow down", 3},
+		{"503 retried", "k", status(503, `Service Unavailable`), acp.CodeInternalError, "503", 3},
+		{"cut stream", "k", stream(strings.TrimSuffix(sseBody(nil, []string{"par", "tial"}, "stop"), "data: [DONE]\n\n")[:200]), acp.CodeInternalError, "", 1},
+		{"overloaded", "k", stream(sseBody(nil, []string{"x"}, "insufficient_system_resource")), acp.CodeInternalError, "overloaded", 1},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			fm := newFakeModel(t, r.handler)
+			h := newHarness(t, harnessOpts{model: fm.client(r.key)})
+			sid := h.start(harnessOpts{})
+			err := h.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
+			var e *acp.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("prompt error = %v, want a JSON-RPC error", err)
+			}
+			if e.Code != r.code || !strings.Contains(e.Message, r.msg) {
+				t.Errorf("got %d %q, want %d containing %q", e.Code, e.Message, r.code, r.msg)
+			}
+			if strings.Contains(e.Message, "Bearer") {
+				t.Errorf("error leaks the authorization header: %q", e.Message)
+			}
+			if got := fm.requests(); got != r.reqs {
+				t.Errorf("model requests = %d, want %d", got, r.reqs)
+			}
+			data, _ := json.Marshal(e.Data)
+			if r.code == acp.CodeInternalError && !strings.Contains(string(data), `"reason"`) {
+				t.Errorf("error data %s has no reason", data)
+			}
+			// The session stays usable: the next prompt fails the same way
+			// rather than being refused as busy.
+			code, _ := rpcError(t, h, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
+			if code != r.code {
+				t.Errorf("second prompt code = %d, want %d", code, r.code)
+			}
+		})
+	}
+}
+
+// TestReplayExhausted: a replay without files fails the prompt with -32603.
+func TestReplayExhausted(t *testing.T) {
+	h := newHarness(t, harnessOpts{replay: t.TempDir()})
+	sid := h.start(harnessOpts{})
+	_, err := h.prompt(sid, "hi")
+	var e *acp.Error
+	if !errors.As(err, &e) || e.Code != acp.CodeInternalError || !strings.Contains(e.Message, "001.sse") {
+		t.Fatalf("prompt error = %v, want -32603 naming 001.sse", err)
+	}
+}
+
+// stallingModel answers with headers and one reasoning chunk, then holds
+// the stream open until the request is cancelled.
+func stallingModel(t *testing.T) *fakeModel {
+	return newFakeModel(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(`data: {"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}` + "\n\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+}
+
+// TestCancelPrompt: session/cancel ends a streaming prompt with
+// "cancelled" within 200 ms (measured generously here).
+func TestCancelPrompt(t *testing.T) {
+	fm := stallingModel(t)
+	h := newHarness(t, harnessOpts{model: fm.client("k")})
+	sid := h.start(harnessOpts{})
+	_, ch, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentThoughtChunk) == "hmm" })
+	// A second prompt while one runs is refused.
+	code, _ := rpcError(t, h, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
+	if code != acp.CodeInvalidParams {
+		t.Errorf("concurrent prompt code = %d, want -32602", code)
+	}
+	start := time.Now()
+	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
+	m := <-ch
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("cancel took %v", took)
+	}
+	var pr acp.PromptResponse
+	if m.Error != nil || json.Unmarshal(m.Result, &pr) != nil || pr.StopReason != acp.StopCancelled {
+		t.Fatalf("cancelled prompt answered %s / %v", m.Result, m.Error)
+	}
+}
+
+// TestCancelRaceNeverLost writes a prompt and its cancel in one write,
+// many times: every prompt must answer "cancelled".
+func TestCancelRaceNeverLost(t *testing.T) {
+	fm := stallingModel(t)
+	h := newHarness(t, harnessOpts{model: fm.client("k")})
+	sid := h.start(harnessOpts{})
+	for i := 0; i < 50; i++ {
+		id := 1000 + i
+		pair := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, id, sid, sid)
+		if err := h.client.WriteLine([]byte(pair)); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"id":%d,"result":{"stopReason":"cancelled"},"jsonrpc":"2.0"}`, id)
+		waitFor(t, func() bool {
+			for _, l := range h.tr.AgentLines() {
+				if string(l) == want {
+					return true
+				}
+			}
+			return false
+		})
+	}
+}
+
+// TestCancelRequest: $/cancel_request answers the named request -32800.
+func TestCancelRequest(t *testing.T) {
+	fm := stallingModel(t)
+	h := newHarness(t, harnessOpts{model: fm.client("k")})
+	sid := h.start(harnessOpts{})
+	id, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	waitFor(t, func() bool { return fm.requests() == 1 })
+	_ = h.client.Notify("$/cancel_request", map[string]any{"requestId": id})
+	m := <-ch
+	if m.Error == nil || m.Error.Code != acp.CodeRequestCancelled {
+		t.Fatalf("got %s / %v, want -32800", m.Result, m.Error)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

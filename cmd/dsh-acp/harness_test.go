@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
+	"github.com/dsh-acp/dsh-acp/llm"
+)
+
+// harness runs the agent in-process, wired as the binary wires it, over
+// real pipes, with a recording client and a transcript of both sides.
+type harness struct {
+	t      *testing.T
+	client *acpclient.Client
+	tr     *acptest.Transcript
+	conn   *acp.Conn
+	in     *io.PipeWriter
+	cwd    string
+
+	mu      sync.Mutex
+	updates []acp.SessionNotification
+}
+
+type harnessOpts struct {
+	replay string     // a replay folder
+	model  llm.Client // overrides replay
+	caps   map[string]any
+	info   map[string]string
+}
+
+func newHarness(t *testing.T, o harnessOpts) *harness {
+	t.Helper()
+	cfg := config{Model: "deepseek-chat", MaxSteps: 8, Mode: "default", Replay: o.replay, StateDir: t.TempDir(), LocationLineBase: -1}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	client := o.model
+	if client == nil {
+		client = modelClient(cfg, log)
+	}
+	b, cleanup := newBridgeWith(cfg, log, client)
+	t.Cleanup(cleanup)
+	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: t.TempDir()}
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	h.in = toAgentW
+	h.conn = b.Serve(toAgentR, h.tr.AgentWriter(fromAgentW))
+	h.client = acpclient.New(h.tr.ClientWriter(toAgentW))
+	h.client.OnMessage = func(m acpclient.Message) {
+		if m.Method == "session/update" {
+			var n acp.SessionNotification
+			if err := json.Unmarshal(m.Params, &n); err != nil {
+				t.Errorf("bad session/update: %v", err)
+			}
+			h.mu.Lock()
+			h.updates = append(h.updates, n)
+			h.mu.Unlock()
+		}
+	}
+	h.client.Start(fromAgentR)
+	t.Cleanup(func() {
+		toAgentW.Close()
+		select {
+		case <-h.conn.Done():
+		case <-time.After(30 * time.Second):
+			t.Error("the connection did not end after stdin EOF")
+		}
+		fromAgentW.Close()
+		if !t.Failed() {
+			acptest.Load(t).ValidateTranscript(t, h.tr)
+		}
+	})
+	return h
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (h *harness) call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return h.client.Call(ctx, method, params, result)
+}
+
+func (h *harness) mustCall(method string, params, result any) {
+	h.t.Helper()
+	if err := h.call(method, params, result); err != nil {
+		h.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// start initializes and opens a session in h.cwd; it returns the id.
+func (h *harness) start(o harnessOpts) string {
+	h.t.Helper()
+	init := map[string]any{"protocolVersion": 1}
+	if o.caps != nil {
+		init["clientCapabilities"] = o.caps
+	}
+	if o.info != nil {
+		init["clientInfo"] = o.info
+	}
+	h.mustCall("initialize", init, nil)
+	var ns acp.NewSessionResponse
+	h.mustCall("session/new", map[string]any{"cwd": h.cwd, "mcpServers": []any{}}, &ns)
+	return ns.SessionID
+}
+
+func (h *harness) prompt(sid, text string) (acp.StopReason, error) {
+	var pr acp.PromptResponse
+	err := h.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(text)}}, &pr)
+	return pr.StopReason, err
+}
+
+func (h *harness) sessionUpdates() []acp.SessionUpdate {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]acp.SessionUpdate, 0, len(h.updates))
+	for _, n := range h.updates {
+		out = append(out, n.Update)
+	}
+	return out
+}
+
+// joined concatenates the text of chunks of one kind.
+func joined(us []acp.SessionUpdate, kind string) string {
+	var b strings.Builder
+	for _, u := range us {
+		if u.SessionUpdate == kind && u.Content != nil {
+			b.WriteString(u.Content.Text)
+		}
+	}
+	return b.String()
+}
+
+// fakeModel is an OpenAI-compatible endpoint on 127.0.0.1 whose answers
+// come from handle, one call per request (n counts from 1).
+type fakeModel struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	n   int
+}
+
+func newFakeModel(t *testing.T, handle func(n int, w http.ResponseWriter, r *http.Request)) *fakeModel {
+	f := &fakeModel{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.n++
+		n := f.n
+		f.mu.Unlock()
+		handle(n, w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeModel) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// client returns the live HTTP client pointed at the fake, with fast
+// retries.
+func (f *fakeModel) client(key string) llm.Client {
+	return llm.HTTP{BaseURL: f.srv.URL, APIKey: key, Backoff: func(int) time.Duration { return 5 * time.Millisecond }}
+}
+
+// sseBody builds a DeepSeek-style stream: reasoning pieces, text pieces,
+// then a finish reason.
+func sseBody(reasoning, text []string, finish string) string {
+	var b strings.Builder
+	chunk := func(delta map[string]any, fin any) {
+		m := map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "deepseek-chat",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}}
+		data, _ := json.Marshal(m)
+		b.WriteString("data: " + string(data) + "\n\n")
+	}
+	chunk(map[string]any{"role": "assistant", "content": nil, "reasoning_content": ""}, nil)
+	for _, r := range reasoning {
+		chunk(map[string]any{"reasoning_content": r}, nil)
+	}
+	for _, s := range text {
+		chunk(map[string]any{"content": s}, nil)
+	}
+	chunk(map[string]any{"content": ""}, finish)
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
+
+// writeReplay writes bodies as DIR/001.sse, 002.sse, ... and returns DIR.
+func writeReplay(t *testing.T, bodies ...string) string {
+	dir := t.TempDir()
+	for i, b := range bodies {
+		if err := os.WriteFile(filepath.Join(dir, pad3(i+1)+".sse"), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func pad3(n int) string {
+	s := "00" + itoa(n)
+	return s[len(s)-3:]
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
