@@ -41,16 +41,17 @@ func cancelled(ctx context.Context) *Error {
 }
 
 // parseBody runs ParseStream over a response body and maps its failures the
-// way every client reports them: a cancelled ctx wins over anything else, and
-// a body that ended before its first byte is EMPTY_RESPONSE.
+// way every client reports them: a ctx that ended while the body was read
+// wins over anything else (even a stream that completed within the same
+// read), and a body that ended before its first byte is EMPTY_RESPONSE.
 func parseBody(ctx context.Context, body io.Reader, onDelta func(Delta)) (*Response, error) {
 	cr := &countingReader{r: body}
 	res, err := ParseStream(cr, onDelta)
-	if err == nil {
-		return res, nil
-	}
 	if ctx.Err() != nil {
 		return res, cancelled(ctx)
+	}
+	if err == nil {
+		return res, nil
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Code == CodeStreamClosed && e.Err == nil && cr.n == 0 {

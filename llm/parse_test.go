@@ -270,3 +270,22 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEventTooLarge(t *testing.T) {
+	line := append([]byte("data: \""), bytes.Repeat([]byte("a"), maxEventSize)...)
+	for _, r := range []io.Reader{bytes.NewReader(line), iotest.HalfReader(bytes.NewReader(append(line, '\n', '\n')))} {
+		_, err := ParseStream(r, nil)
+		if errCode(err) != CodeMalformed || !errors.Is(err, errEventTooLarge) {
+			t.Fatalf("err %v", err)
+		}
+	}
+}
+
+func TestParseCommentTooLarge(t *testing.T) {
+	body := append(append([]byte(": "), bytes.Repeat([]byte("k"), maxEventSize)...), "\n\ndata: [DONE]\n\n"...)
+	for _, r := range []io.Reader{bytes.NewReader(body), iotest.HalfReader(bytes.NewReader(body))} {
+		if _, err := ParseStream(r, nil); errCode(err) != CodeMalformed {
+			t.Fatalf("err %v", err)
+		}
+	}
+}

@@ -1,6 +1,16 @@
 package llm
 
-import "bytes"
+import (
+	"bytes"
+	"errors"
+)
+
+// maxEventSize bounds, in bytes, one line and the data of one event, so a
+// stream that never sends a newline cannot grow memory without end.
+const maxEventSize = 16 << 20
+
+// errEventTooLarge reports a line or event over maxEventSize.
+var errEventTooLarge = errors.New("event larger than 16 MiB")
 
 // sseFramer cuts a byte stream into server-sent events incrementally. Bytes
 // may arrive split anywhere (inside a line, a CRLF pair or a UTF-8 character:
@@ -16,11 +26,15 @@ type sseFramer struct {
 
 // feed processes p and calls emit with the data of every complete event, in
 // order. The slice passed to emit is valid only during the call. When emit
-// returns an error, feed stops and returns it.
+// returns an error, feed stops and returns it; a line or event data over
+// maxEventSize gives errEventTooLarge.
 func (f *sseFramer) feed(p []byte, emit func(data []byte) error) error {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			if len(f.line)+len(p) > maxEventSize {
+				return errEventTooLarge
+			}
 			f.line = append(f.line, p...)
 			return nil
 		}
@@ -41,6 +55,9 @@ func (f *sseFramer) feed(p []byte, emit func(data []byte) error) error {
 
 // processLine handles one line without its "\n".
 func (f *sseFramer) processLine(line []byte, emit func([]byte) error) error {
+	if len(line) > maxEventSize {
+		return errEventTooLarge
+	}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
@@ -59,6 +76,9 @@ func (f *sseFramer) processLine(line []byte, emit func([]byte) error) error {
 	}
 	if string(name) != "data" {
 		return nil // event:, id:, retry: and unknown fields
+	}
+	if len(f.data)+len(value) > maxEventSize {
+		return errEventTooLarge
 	}
 	if f.hasData {
 		f.data = append(f.data, '\n')

@@ -38,8 +38,11 @@ func ParseStream(r io.Reader, onDelta func(Delta)) (*Response, error) {
 		n, err := r.Read(buf)
 		if n > 0 {
 			if ferr := p.feed(buf[:n]); ferr != nil {
-				if ferr == errDone {
+				switch ferr {
+				case errDone:
 					return p.asm.response(), nil
+				case errEventTooLarge:
+					ferr = &Error{Code: CodeMalformed, Message: "the model sent an event larger than 16 MiB", Err: ferr}
 				}
 				return p.asm.response(), ferr
 			}

@@ -114,3 +114,10 @@ type Response struct {
 type Client interface {
 	Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error)
 }
+
+// The clients of this package.
+var (
+	_ Client = HTTP{}
+	_ Client = (*HTTP)(nil)
+	_ Client = (*Replay)(nil)
+)
