@@ -52,7 +52,7 @@ func (g *gen) args() json.RawMessage {
 
 // fit returns a value that mostly fits schema s.
 func (g *gen) fit(s map[string]any, depth int) any {
-	if s == nil || depth > 4 || g.pick(12) == 0 {
+	if s == nil || depth > 4 || g.pick(20) == 0 {
 		return g.junk(1)
 	}
 	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 && g.pick(8) != 0 {
@@ -60,6 +60,9 @@ func (g *gen) fit(s map[string]any, depth int) any {
 	}
 	switch schemaType(s, g) {
 	case "string":
+		if g.pick(5) == 0 {
+			return ""
+		}
 		return stringPool[g.pick(len(stringPool))]
 	case "number":
 		return numberPool[g.pick(len(numberPool))]
@@ -91,7 +94,7 @@ func (g *gen) fit(s map[string]any, depth int) any {
 		for _, name := range sortedKeys(props) {
 			keep := g.pick(2) == 0
 			if required[name] {
-				keep = g.pick(10) != 0
+				keep = g.pick(20) != 0
 			}
 			if keep {
 				ps, _ := props[name].(map[string]any)
@@ -151,7 +154,8 @@ func (g *gen) junk(depth int) any {
 }
 
 // mutate returns a variant of sample: a key dropped, renamed to upper case,
-// set to null or to junk, or an extra key added, at a random depth.
+// set to null, to junk or to the empty value of its type, or an extra key
+// added, at a random depth.
 func (g *gen) mutate(sample json.RawMessage) json.RawMessage {
 	var v any
 	if err := json.Unmarshal(sample, &v); err != nil {
@@ -176,7 +180,7 @@ func (g *gen) mutateValue(v any, depth int) any {
 			return out
 		}
 		k := keys[g.pick(len(keys))]
-		switch g.pick(5) {
+		switch g.pick(6) {
 		case 0:
 			delete(out, k)
 		case 1:
@@ -186,6 +190,8 @@ func (g *gen) mutateValue(v any, depth int) any {
 			out[k] = nil
 		case 3:
 			out[k] = g.junk(1)
+		case 4:
+			out[k] = zeroLike(x[k])
 		default:
 			if depth < 4 {
 				out[k] = g.mutateValue(x[k], depth+1)
@@ -204,6 +210,23 @@ func (g *gen) mutateValue(v any, depth int) any {
 		return out
 	}
 	return g.junk(1)
+}
+
+// zeroLike returns the empty value of v's JSON type: "", 0, false, [] or {}.
+func zeroLike(v any) any {
+	switch v.(type) {
+	case string:
+		return ""
+	case float64:
+		return 0
+	case bool:
+		return false
+	case []any:
+		return []any{}
+	case map[string]any:
+		return map[string]any{}
+	}
+	return nil
 }
 
 // invalidArgs returns argument texts that no schema-following tool can
