@@ -186,9 +186,13 @@ func TestDefinePreview(t *testing.T) {
 		Path string `json:"path"`
 	}]{
 		Name: "w", Description: "d",
-		Spec:    tools.Spec{{Name: "path", Prop: tools.Prop{Type: tools.TypeString, Required: true}}},
-		Execute: func(context.Context, *tools.Exec, struct{ Path string `json:"path"` }) (tools.Output, error) { return tools.Output{}, nil },
-		Preview: func(_ context.Context, _ *tools.Exec, a struct{ Path string `json:"path"` }) (tools.ToolCallView, error) {
+		Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: tools.TypeString, Required: true}}},
+		Execute: func(context.Context, *tools.Exec, struct {
+			Path string `json:"path"`
+		}) (tools.Output, error) { return tools.Output{}, nil },
+		Preview: func(_ context.Context, _ *tools.Exec, a struct {
+			Path string `json:"path"`
+		}) (tools.ToolCallView, error) {
 			return tools.DiffCall{Title: a.Path, Diffs: []tools.FileDiff{{Path: "/w/" + a.Path, OldText: &old, NewText: "b\n"}}}, nil
 		},
 	})
