@@ -180,19 +180,18 @@ func TestDefineFields(t *testing.T) {
 	}
 }
 
+// pathArgs is a one-field argument type.
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
 func TestDefinePreview(t *testing.T) {
 	old := "a\n"
-	tool := tools.Define(tools.Def[struct {
-		Path string `json:"path"`
-	}]{
+	tool := tools.Define(tools.Def[pathArgs]{
 		Name: "w", Description: "d",
-		Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: tools.TypeString, Required: true}}},
-		Execute: func(context.Context, *tools.Exec, struct {
-			Path string `json:"path"`
-		}) (tools.Output, error) { return tools.Output{}, nil },
-		Preview: func(_ context.Context, _ *tools.Exec, a struct {
-			Path string `json:"path"`
-		}) (tools.ToolCallView, error) {
+		Spec:    tools.Spec{{Name: "path", Prop: tools.Prop{Type: tools.TypeString, Required: true}}},
+		Execute: func(context.Context, *tools.Exec, pathArgs) (tools.Output, error) { return tools.Output{}, nil },
+		Preview: func(_ context.Context, _ *tools.Exec, a pathArgs) (tools.ToolCallView, error) {
 			return tools.DiffCall{Title: a.Path, Diffs: []tools.FileDiff{{Path: "/w/" + a.Path, OldText: &old, NewText: "b\n"}}}, nil
 		},
 	})
