@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds bin/dsh-acp into a temporary directory once per test run.
+func binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dsh-acp-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dsh-acp")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startProc(t testing.TB, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+t.TempDir(), "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	p := &proc{cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := bufio.NewReader(stdout)
+		for {
+			l, err := r.ReadBytes('\n')
+			if len(l) > 0 {
+				p.lines <- l
+			}
+			if err != nil {
+				close(p.lines)
+				p.done <- cmd.Wait()
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return p
+}
+
+func (p *proc) send(t testing.TB, line string) {
+	t.Helper()
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *proc) next(t testing.TB) []byte {
+	t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("stdout ended; stderr:\n%s", p.stderr)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no output within 10 s")
+	}
+	return nil
+}
+
+// wait waits for the process to exit and returns its exit code and how
+// long it took.
+func (p *proc) wait(t testing.TB) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for range p.lines {
+		t.Error("unexpected output after shutdown")
+	}
+	select {
+	case err := <-p.done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, time.Since(start)
+	case <-time.After(10 * time.Second):
+		t.Fatal("process did not exit within 10 s")
+	}
+	return -1, 0
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+
+// TestProcessEOF: the binary answers, then exits 0 soon after stdin ends,
+// and everything on stdout is one JSON object per line.
+func TestProcessEOF(t *testing.T) {
+	p := startProc(t)
+	p.send(t, initLine)
+	// Closing stdin right after a request: the request already read is
+	// still answered.
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	p.stdin.Close()
+	var got []string
+	for l := range p.lines {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", l)
+		}
+		got = append(got, fmt.Sprint(m["id"]))
+	}
+	if strings.Join(got, ",") != "1,2" {
+		t.Errorf("responses for ids %v, want 1,2", got)
+	}
+	code, _ := p.wait(t)
+	if code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, p.stderr)
+	}
+}
+
+// TestProcessSIGTERM: SIGTERM makes the agent exit 0.
+func TestProcessSIGTERM(t *testing.T) {
+	p := startProc(t)
+	p.send(t, initLine)
+	p.next(t)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	code, _ := p.wait(t)
+	if code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestVersionAndHelp checks --version and --help.
+func TestVersionAndHelp(t *testing.T) {
+	out, err := exec.Command(binary(t), "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "dsh-acp "+version {
+		t.Errorf("--version = %q, %v", out, err)
+	}
+	cmd := exec.Command(binary(t), "--help")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil || len(stdout) != 0 {
+		t.Errorf("--help: err %v, stdout %q (must stay empty)", err, stdout)
+	}
+	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-version", "DSH_API_KEY"} {
+		if !strings.Contains(stderr.String(), flag) {
+			t.Errorf("--help does not mention %s", flag)
+		}
+	}
+	if err := exec.Command(binary(t), "--max-steps", "0").Run(); err == nil {
+		t.Error("--max-steps 0 was accepted")
+	}
+}
+
+// TestDemo runs `dsh-acp demo` from another directory.
+func TestDemo(t *testing.T) {
+	cmd := exec.Command(binary(t), "demo")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo failed: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"agent_thought_chunk", "agent_message_chunk", "stop        end_turn"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// BenchmarkStartup measures spawn -> initialize response, and reports the
+// RSS after it (kB, from /proc) and the exit time after stdin EOF.
+func BenchmarkStartup(b *testing.B) {
+	bin := binary(b)
+	var rssTotal, exitTotal float64
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+b.TempDir())
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.WriteString(stdin, initLine+"\n")
+		if _, err := bufio.NewReader(stdout).ReadBytes('\n'); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		for _, l := range strings.Split(string(status), "\n") {
+			var kb float64
+			if _, err := fmt.Sscanf(l, "VmRSS: %f kB", &kb); err == nil {
+				rssTotal += kb
+			}
+		}
+		t0 := time.Now()
+		stdin.Close()
+		_ = cmd.Wait()
+		exitTotal += float64(time.Since(t0).Microseconds())
+		b.StartTimer()
+	}
+	b.ReportMetric(rssTotal/float64(b.N)/1024, "RSS-MiB")
+	b.ReportMetric(exitTotal/float64(b.N)/1000, "exit-ms")
+}
