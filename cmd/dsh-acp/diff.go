@@ -1,12 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"io"
+
+	"github.com/dsh-acp/dsh-acp/internal/diffcmd"
 )
 
-// runDiff runs `dsh-acp diff OLD NEW`.
+// runDiff runs `dsh-acp diff OLD NEW` (INTERFACE.md): exit 0 without
+// hunks, 1 with hunks, 2 on error.
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "dsh-acp diff: not built yet")
-	return 2
+	return diffcmd.Run(args, stdout, stderr)
 }
