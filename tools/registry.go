@@ -143,8 +143,9 @@ func (r *Registry) Schemas() []Schema {
 	return out
 }
 
-// Use appends m to the execute chain. The first middleware added is the
-// outermost. Calls already running keep the chain they started with.
+// Use appends m to the execute chain; a nil m is ignored. The first
+// middleware added is the outermost. Calls already running keep the chain
+// they started with.
 func (r *Registry) Use(m Middleware) {
 	if m == nil {
 		return
@@ -197,6 +198,11 @@ func (r *Registry) step(ctx context.Context, ex *Exec, mws []Middleware) (res Re
 // dispatch is the innermost step: look the tool up, validate raw-schema
 // arguments, run it.
 func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = ErrorResult(ex.CallID, fmt.Errorf("tool %q panicked: %v", ex.Name, v))
+		}
+	}()
 	r.mu.RLock()
 	e, ok := r.tools[ex.Name]
 	r.mu.RUnlock()
@@ -212,11 +218,6 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 			return ErrorResult(ex.CallID, &ArgsError{Violations: v})
 		}
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			res = ErrorResult(ex.CallID, fmt.Errorf("tool %q panicked: %v", ex.Name, v))
-		}
-	}()
 	out, err := e.tool.Execute(ctx, ex)
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
