@@ -272,20 +272,23 @@ func TestErrorMessages(t *testing.T) {
 }
 
 func TestParseEventTooLarge(t *testing.T) {
-	line := append([]byte("data: \""), bytes.Repeat([]byte("a"), maxEventSize)...)
-	for _, r := range []io.Reader{bytes.NewReader(line), iotest.HalfReader(bytes.NewReader(append(line, '\n', '\n')))} {
-		_, err := ParseStream(r, nil)
-		if errCode(err) != CodeMalformed || !errors.Is(err, errEventTooLarge) {
-			t.Fatalf("err %v", err)
+	const limit = 100
+	ok := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"fits\"}}]}\n\n"
+	tests := map[string]string{
+		"long unfinished line":  ok + "data: \"" + strings.Repeat("a", limit),
+		"long finished line":    ok + "data: \"" + strings.Repeat("a", limit) + "\n\ndata: [DONE]\n\n",
+		"long comment":          ok + ": " + strings.Repeat("k", limit) + "\n\ndata: [DONE]\n\n",
+		"many short data lines": ok + strings.Repeat("data: 0123456789\n", 12) + "\ndata: [DONE]\n\n",
+	}
+	for name, body := range tests {
+		for _, r := range []io.Reader{strings.NewReader(body), iotest.OneByteReader(strings.NewReader(body))} {
+			res, err := parseStream(r, nil, limit)
+			if errCode(err) != CodeMalformed || !errors.Is(err, errEventTooLarge) || res.Text != "fits" {
+				t.Fatalf("%s: err %v, text %q", name, err, res.Text)
+			}
 		}
 	}
-}
-
-func TestParseCommentTooLarge(t *testing.T) {
-	body := append(append([]byte(": "), bytes.Repeat([]byte("k"), maxEventSize)...), "\n\ndata: [DONE]\n\n"...)
-	for _, r := range []io.Reader{bytes.NewReader(body), iotest.HalfReader(bytes.NewReader(body))} {
-		if _, err := ParseStream(r, nil); errCode(err) != CodeMalformed {
-			t.Fatalf("err %v", err)
-		}
+	if res, err := parseStream(strings.NewReader(ok+"data: [DONE]\n\n"), nil, limit); err != nil || res.Text != "fits" {
+		t.Fatalf("short events refused: %v", err)
 	}
 }

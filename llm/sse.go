@@ -9,8 +9,8 @@ import (
 // stream that never sends a newline cannot grow memory without end.
 const maxEventSize = 16 << 20
 
-// errEventTooLarge reports a line or event over maxEventSize.
-var errEventTooLarge = errors.New("event larger than 16 MiB")
+// errEventTooLarge reports a line or event over the framer's limit.
+var errEventTooLarge = errors.New("event too large")
 
 // sseFramer cuts a byte stream into server-sent events incrementally. Bytes
 // may arrive split anywhere (inside a line, a CRLF pair or a UTF-8 character:
@@ -22,17 +22,18 @@ type sseFramer struct {
 	line    []byte // the unfinished line carried over from the previous feed
 	data    []byte // data of the current event so far
 	hasData bool   // the current event has at least one data line
+	limit   int    // bound, in bytes, of one line and of one event's data
 }
 
 // feed processes p and calls emit with the data of every complete event, in
 // order. The slice passed to emit is valid only during the call. When emit
 // returns an error, feed stops and returns it; a line or event data over
-// maxEventSize gives errEventTooLarge.
+// limit gives errEventTooLarge.
 func (f *sseFramer) feed(p []byte, emit func(data []byte) error) error {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(f.line)+len(p) > maxEventSize {
+			if len(f.line)+len(p) > f.limit {
 				return errEventTooLarge
 			}
 			f.line = append(f.line, p...)
@@ -55,7 +56,7 @@ func (f *sseFramer) feed(p []byte, emit func(data []byte) error) error {
 
 // processLine handles one line without its "\n".
 func (f *sseFramer) processLine(line []byte, emit func([]byte) error) error {
-	if len(line) > maxEventSize {
+	if len(line) > f.limit {
 		return errEventTooLarge
 	}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -77,7 +78,7 @@ func (f *sseFramer) processLine(line []byte, emit func([]byte) error) error {
 	if string(name) != "data" {
 		return nil // event:, id:, retry: and unknown fields
 	}
-	if len(f.data)+len(value) > maxEventSize {
+	if len(f.data)+len(value) > f.limit {
 		return errEventTooLarge
 	}
 	if f.hasData {
@@ -107,7 +108,7 @@ func (f *sseFramer) pending() ([]byte, bool) {
 	if len(line) == 0 {
 		return f.data, f.hasData
 	}
-	g := sseFramer{data: append([]byte(nil), f.data...), hasData: f.hasData}
+	g := sseFramer{data: append([]byte(nil), f.data...), hasData: f.hasData, limit: f.limit}
 	_ = g.processLine(line, nil) // a non-blank line never emits
 	return g.data, g.hasData
 }

@@ -28,11 +28,18 @@ var (
 //
 // Errors (always *Error): STREAM_CLOSED when r ends (or fails; Err holds the
 // read error) before [DONE]; MALFORMED_RESPONSE when an event payload is not
-// a JSON object of the chunk shape; STREAM_ERROR when the stream carries an
-// {"error": {...}} object, or the whole body is such an object. On error the
-// Response is non-nil and holds what was assembled before the failure.
+// a JSON object of the chunk shape, or when a line or an event's data is over
+// 16 MiB; STREAM_ERROR when the stream carries an {"error": {...}} object, or
+// the whole body is such an object. On error the Response is non-nil and
+// holds what was assembled before the failure.
 func ParseStream(r io.Reader, onDelta func(Delta)) (*Response, error) {
-	p := parser{asm: assembler{onDelta: onDelta}}
+	return parseStream(r, onDelta, maxEventSize)
+}
+
+// parseStream is ParseStream with the bound, in bytes, on one line and one
+// event's data (MALFORMED_RESPONSE beyond it).
+func parseStream(r io.Reader, onDelta func(Delta), limit int) (*Response, error) {
+	p := parser{asm: assembler{onDelta: onDelta}, sse: sseFramer{limit: limit}}
 	buf := make([]byte, readSize)
 	for {
 		n, err := r.Read(buf)
@@ -42,7 +49,8 @@ func ParseStream(r io.Reader, onDelta func(Delta)) (*Response, error) {
 				case errDone:
 					return p.asm.response(), nil
 				case errEventTooLarge:
-					ferr = &Error{Code: CodeMalformed, Message: "the model sent an event larger than 16 MiB", Err: ferr}
+					ferr = &Error{Code: CodeMalformed, Err: ferr,
+						Message: fmt.Sprintf("the model sent an event larger than %d bytes", limit)}
 				}
 				return p.asm.response(), ferr
 			}
@@ -64,11 +72,9 @@ type parser struct {
 	chunk  wireChunk
 	events int    // events decoded so far
 	raw    []byte // start of the body while no event has arrived (at most rawKeep bytes)
-	bytes  int64  // bytes fed so far
 }
 
 func (p *parser) feed(b []byte) error {
-	p.bytes += int64(len(b))
 	if p.events == 0 && len(p.raw) < rawKeep {
 		p.raw = append(p.raw, b[:min(len(b), rawKeep-len(p.raw))]...)
 	}
