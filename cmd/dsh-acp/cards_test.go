@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// The card tools are registered in tests only: they exercise every card
+// kind end to end before the real tools exist.
+func init() {
+	type pathArgs struct {
+		Path string `json:"path"`
+	}
+	type cmdArgs struct {
+		Command     string `json:"command"`
+		Description string `json:"description"`
+		Hang        bool   `json:"hang"`
+	}
+	str := func(s string) *string { return &s }
+	extraTools = append(extraTools,
+		tools.Define(tools.Def[pathArgs]{
+			Name: "card_generic", Description: "test: a generic read card",
+			Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: "string", Required: true}}},
+			Execute: func(_ context.Context, _ *tools.Exec, a pathArgs) (tools.Output, error) {
+				if a.Path == "missing.txt" {
+					return tools.Output{}, &tools.Error{Name: "FsError", Code: "FS_NOT_FOUND", Message: fmt.Sprintf("cannot read %q: not found", a.Path)}
+				}
+				return tools.Output{Content: []tools.Content{tools.Text("1: hello")}}, nil
+			},
+			PresentCall: func(a pathArgs) tools.ToolCallView {
+				return tools.GenericCall{Title: "Read " + a.Path, Kind: tools.KindRead, Locations: []tools.FileLocation{{Path: a.Path, Line: 1}}}
+			},
+		}),
+		tools.Define(tools.Def[pathArgs]{
+			Name: "card_diff", Description: "test: a diff card",
+			Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: "string", Required: true}}},
+			Execute: func(_ context.Context, _ *tools.Exec, a pathArgs) (tools.Output, error) {
+				return tools.Output{Content: []tools.Content{tools.Text("The file has been updated successfully.")}, Meta: json.RawMessage(`{"line":2}`)}, nil
+			},
+			PresentCall: func(a pathArgs) tools.ToolCallView {
+				return tools.DiffCall{Title: "Edit " + a.Path, Diffs: []tools.FileDiff{{Path: a.Path, OldText: str("DEBUG"), NewText: "RELEASE"}}, Locations: []tools.FileLocation{{Path: a.Path}}}
+			},
+			PresentResult: func(a pathArgs, r tools.ResultInput) tools.ToolResultView {
+				if r.IsError {
+					return nil
+				}
+				return tools.DiffResult{Title: "Edit " + a.Path, Diffs: []tools.FileDiff{{Path: a.Path, OldText: str("mode=DEBUG\nlevel=info"), NewText: "mode=RELEASE\nlevel=info"}},
+					Locations: []tools.FileLocation{{Path: a.Path, Line: 1}}}
+			},
+		}),
+		tools.Define(tools.Def[cmdArgs]{
+			Name: "card_term", Description: "test: a terminal card", Terminal: true,
+			Spec: tools.Spec{
+				{Name: "command", Prop: tools.Prop{Type: "string", Required: true}},
+				{Name: "description", Prop: tools.Prop{Type: "string", Required: true}},
+				{Name: "hang", Prop: tools.Prop{Type: "boolean"}},
+			},
+			Execute: func(ctx context.Context, ex *tools.Exec, a cmdArgs) (tools.Output, error) {
+				ex.Report(tools.Progress{Output: "line one\n"})
+				ex.Report(tools.Progress{Output: "line two\n"})
+				if a.Hang {
+					<-ctx.Done()
+					return tools.Output{Content: []tools.Content{tools.Text("line one\nline two\n")}}, errors.New("command aborted")
+				}
+				return tools.Output{Content: []tools.Content{tools.Text("line one\nline two\n[exit code: 3]")}}, nil
+			},
+			PresentCall: func(a cmdArgs) tools.ToolCallView {
+				return tools.TerminalCall{Title: a.Command, Description: a.Description}
+			},
+			PresentResult: func(_ cmdArgs, r tools.ResultInput) tools.ToolResultView {
+				if r.IsError || len(r.Content) != 1 {
+					return nil
+				}
+				text := r.Content[0].Text
+				code := 0
+				if i := strings.LastIndex(text, "\n[exit code: "); i >= 0 {
+					fmt.Sscanf(text[i:], "\n[exit code: %d]", &code)
+				}
+				return tools.TerminalResult{Output: text, ExitCode: &code}
+			},
+		}),
+	)
+}
+
+// toolCallSSE is a stream whose model calls the given tools (name,
+// arguments) in one response, the way DeepSeek streams them: id and name
+// first, then the arguments in pieces.
+func toolCallSSE(calls ...[2]string) string {
+	var b strings.Builder
+	chunk := func(delta map[string]any, fin any) {
+		data, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}})
+		b.WriteString("data: " + string(data) + "\n\n")
+	}
+	chunk(map[string]any{"role": "assistant", "reasoning_content": "I will use a tool."}, nil)
+	for i, c := range calls {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_00_%d", i), "type": "function", "function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
+		half := len(c[1]) / 2
+		for _, piece := range []string{c[1][:half], c[1][half:]} {
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}}, nil)
+		}
+	}
+	chunk(map[string]any{"content": ""}, "tool_calls")
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
+
+// TestCardGoldens runs each card kind end to end and compares the
+// transcripts with their golden files; every message is also checked
+// against the ACP schema (in the harness).
+func TestCardGoldens(t *testing.T) {
+	done := sseBody(nil, []string{"Done."}, "stop")
+	term := `{"command":"make test\necho done","description":"Run the tests"}`
+	cases := []struct {
+		name  string
+		calls [][2]string
+		caps  map[string]any
+	}{
+		{"card-generic", [][2]string{{"card_generic", `{"path":"src/a.go"}`}}, nil},
+		{"card-generic-error", [][2]string{{"card_generic", `{"path":"missing.txt"}`}}, nil},
+		{"card-invalid-args", [][2]string{{"card_generic", `{"PATH":"x"}`}}, nil},
+		{"card-unknown-tool", [][2]string{{"no_such_tool", `{}`}}, nil},
+		{"card-diff", [][2]string{{"card_diff", `{"path":"config.txt"}`}}, nil},
+		{"card-terminal-live", [][2]string{{"card_term", term}}, map[string]any{"_meta": map[string]any{"terminal_output": true}}},
+		{"card-terminal-plain", [][2]string{{"card_term", term}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := writeReplay(t, toolCallSSE(c.calls...), done)
+			h := newHarness(t, harnessOpts{replay: rec})
+			sid := h.start(harnessOpts{caps: c.caps, info: map[string]string{"name": "test-client", "version": "1"}})
+			stop, err := h.prompt(sid, "use the tool")
+			if err != nil || stop != acp.StopEndTurn {
+				t.Fatalf("prompt = %q, %v", stop, err)
+			}
+			checkToolCallsEnd(t, h.sessionUpdates())
+			checkGolden(t, c.name, h, sid)
+		})
+	}
+}
+
+// checkToolCallsEnd: every announced tool call gets exactly one final
+// status, and no update names a call that was not announced.
+func checkToolCallsEnd(t *testing.T, us []acp.SessionUpdate) {
+	t.Helper()
+	announced, final := map[string]bool{}, map[string]int{}
+	for _, u := range us {
+		switch u.SessionUpdate {
+		case acp.UpdateToolCall:
+			if announced[u.ToolCallID] {
+				t.Errorf("tool_call %s sent twice", u.ToolCallID)
+			}
+			announced[u.ToolCallID] = true
+		case acp.UpdateToolCallUpdate:
+			if !announced[u.ToolCallID] {
+				t.Errorf("tool_call_update for unannounced %s", u.ToolCallID)
+			}
+		default:
+			continue
+		}
+		if u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed {
+			final[u.ToolCallID]++
+		}
+	}
+	for id := range announced {
+		if final[id] != 1 {
+			t.Errorf("tool call %s has %d final statuses, want 1", id, final[id])
+		}
+	}
+}
+
+// TestCancelTerminalCard: cancelling a running terminal tool ends its card
+// failed with SIGTERM and "[cancelled by the user]", and the prompt
+// answers cancelled.
+func TestCancelTerminalCard(t *testing.T) {
+	rec := writeReplay(t, toolCallSSE([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
+	h := newHarness(t, harnessOpts{replay: rec})
+	sid := h.start(harnessOpts{caps: map[string]any{"_meta": map[string]any{"terminal_output": true}}})
+	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	waitFor(t, func() bool {
+		for _, u := range h.sessionUpdates() {
+			if x := u.ToolCallExtra; x != nil && x.TerminalOutput != nil && x.TerminalOutput.Data == "line two\n" {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
+	m := <-ch
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("cancel took %v", took)
+	}
+	if !strings.Contains(string(m.Result), `"cancelled"`) {
+		t.Fatalf("prompt answered %s %v", m.Result, m.Error)
+	}
+	us := h.sessionUpdates()
+	last := us[len(us)-1]
+	x := last.ToolCallExtra
+	if last.Status != acp.StatusFailed || x == nil || x.TerminalExit == nil || x.TerminalExit.Signal == nil || *x.TerminalExit.Signal != "SIGTERM" ||
+		x.TerminalOutput == nil || x.TerminalOutput.Data != "[cancelled by the user]\n" {
+		b, _ := json.Marshal(last)
+		t.Errorf("final update = %s", b)
+	}
+	checkToolCallsEnd(t, us)
+}
+
+// BenchmarkPresentPair presents and encodes one tool_call and its final
+// tool_call_update (a diff card).
+func BenchmarkPresentPair(b *testing.B) {
+	reg := tools.NewRegistry()
+	for _, tl := range extraTools {
+		_ = reg.Register(tl)
+	}
+	b.ReportAllocs()
+	benchPresentPair(b, reg)
+}
