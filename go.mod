@@ -4,9 +4,7 @@ go 1.26.0
 
 require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/sergi/go-diff v1.4.0
 	github.com/sourcegraph/jsonrpc2 v0.2.3
-	mvdan.cc/sh/v3 v3.14.1
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require golang.org/x/text v0.14.0
