@@ -1,0 +1,68 @@
+package session
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// TestEventRoundTrip: every event type survives JSON and keeps its
+// concrete type.
+func TestEventRoundTrip(t *testing.T) {
+	datas := []Data{
+		TurnStart{Turn: 1},
+		TurnEnd{Turn: 1, Reason: EndError, Message: "boom", Code: "RATE_LIMIT"},
+		StepStart{Turn: 1, Step: 2},
+		StepEnd{Turn: 1, Step: 2},
+		UserMessage{Turn: 1, Content: []tools.Content{tools.Text("hi")}},
+		AssistantChunk{Turn: 1, Step: 1, Kind: ChunkReasoning, Text: "hm"},
+		AssistantMessage{Turn: 1, Step: 1, Text: "ok", Reasoning: "r", ToolCalls: []ToolCallRef{{CallID: "c", Name: "read", Arguments: `{"a":1}`}}, FinishReason: "tool_calls", Usage: &Usage{PromptTokens: 3}},
+		ToolStart{Turn: 1, Step: 1, CallID: "c", Name: "read"},
+		ToolCall{Turn: 1, Step: 1, CallID: "c", Name: "read", Arguments: `{"a":1}`},
+		ToolExec{CallID: "c"},
+		ToolResult{Turn: 1, Step: 1, CallID: "c", Content: []tools.Content{tools.Text("x")}, IsError: true, Error: &tools.ErrorInfo{Name: "FsError", Code: "FS_NOT_FOUND"}, Meta: json.RawMessage(`{"k":1}`)},
+		Plan{Entries: []tools.PlanEntry{{Content: "a", Status: "pending"}}},
+		Title{Title: "t"},
+		ModeChange{ModeID: "plan"},
+	}
+	for i, d := range datas {
+		ev := Event{Seq: int64(i), Time: 1700000000000, Data: d}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatalf("%T: %v", d, err)
+		}
+		var back Event
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%T: %v (%s)", d, err, b)
+		}
+		if !reflect.DeepEqual(back, ev) {
+			t.Errorf("%T round trip:\n got %#v\nwant %#v", d, back, ev)
+		}
+	}
+	var ev Event
+	if err := json.Unmarshal([]byte(`{"type":"nope","seq":0,"time":0,"data":{}}`), &ev); err == nil {
+		t.Error("an unknown event type was accepted")
+	}
+}
+
+// TestStoreSeq: logged events get contiguous seq numbers, transient ones
+// -1, and the sink sees both in order.
+func TestStoreSeq(t *testing.T) {
+	var seen []string
+	s := NewStore(func(ev Event) { seen = append(seen, ev.Data.EventType()) })
+	s.Emit(TurnStart{Turn: 1})
+	if ev := s.Emit(AssistantChunk{Text: "x"}); ev.Seq != -1 {
+		t.Errorf("transient seq = %d", ev.Seq)
+	}
+	if ev := s.Emit(TurnEnd{Turn: 1, Reason: EndTurn}); ev.Seq != 1 {
+		t.Errorf("seq = %d, want 1", ev.Seq)
+	}
+	if got := len(s.Events()); got != 2 {
+		t.Errorf("logged %d events, want 2", got)
+	}
+	if want := []string{"turn/start", "assistant/chunk", "turn/end"}; !reflect.DeepEqual(seen, want) {
+		t.Errorf("sink saw %v", seen)
+	}
+}
