@@ -43,17 +43,21 @@ func (w *window) hunks(ca, cb []bool) []Hunk {
 // hunk builds one hunk from blocks that share it.
 func (w *window) hunk(bs []block) Hunk {
 	first, last := bs[0], bs[len(bs)-1]
-	lo := max(0, first.a0-Context) // same index on both sides
+	// The lines before the first block are unchanged and as many on both
+	// sides (all of them before the first hunk, at least 2*Context+1 since
+	// the previous hunk's last block otherwise).
+	k := min(Context, first.a0, first.b0)
+	aLo, bLo := first.a0-k, first.b0-k
 	aHi := min(len(w.a.lines), last.a1+Context)
 	bHi := min(len(w.b.lines), last.b1+Context)
 	h := Hunk{
-		OldLines: aHi - lo,
-		NewLines: bHi - lo,
+		OldLines: aHi - aLo,
+		NewLines: bHi - bLo,
 	}
-	h.OldStart = startLine(w.a.first, lo, h.OldLines)
-	h.NewStart = startLine(w.b.first, lo, h.NewLines)
-	oldText, oldBase := joined(w.a, lo, aHi)
-	newText, newBase := joined(w.b, lo, bHi)
+	h.OldStart = startLine(w.a.first, aLo, h.OldLines)
+	h.NewStart = startLine(w.b.first, bLo, h.NewLines)
+	oldText, oldBase := joined(w.a, aLo, aHi)
+	newText, newBase := joined(w.b, bLo, bHi)
 
 	h.FirstChange = w.b.first + first.b0 + 1
 	if first.b0 == len(w.b.lines) && w.b.atEOF {
@@ -72,7 +76,7 @@ func (w *window) hunk(bs []block) Hunk {
 			lines = append(lines, l)
 		}
 	}
-	ctx(lo, first.a0)
+	ctx(aLo, first.a0)
 	for n, bl := range bs {
 		if n > 0 {
 			ctx(bs[n-1].a1, bl.a0)

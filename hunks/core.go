@@ -1,13 +1,14 @@
 package hunks
 
-// diffLines compares two line lists (keys as compared: text plus "\n" when
-// present) and returns which lines of a are removed (ca) and which lines of b
-// are added (cb). The lines left unmarked are equal, in order, on both sides.
-// The marks are minimal in number when the shortest script has at most bound
-// edits (see the package doc).
-func diffLines(a, b [][]byte, bound int) (ca, cb []bool) {
-	ia, ib, n := internAll(a, b)
-	ca, cb = make([]bool, len(a)), make([]bool, len(b))
+// diffLines compares the lines la of bufA with the lines lb of bufB (a line
+// compares as its text plus its "\n" when present) and returns which lines of
+// la are removed (ca) and which lines of lb are added (cb). The lines left
+// unmarked are equal, in order, on both sides. The marks are minimal in
+// number when the shortest script has at most bound edits (see the package
+// doc).
+func diffLines(bufA []byte, la []span, bufB []byte, lb []span, bound int) (ca, cb []bool) {
+	ia, ib, n := internAll(bufA, la, bufB, lb)
+	ca, cb = make([]bool, len(la)), make([]bool, len(lb))
 	// A line that never occurs on the other side is always an edit, and
 	// leaving it out of the search keeps the search's D and work small
 	// without changing what is shortest.

@@ -2,6 +2,8 @@ package hunks
 
 import (
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -89,14 +91,9 @@ func TestMyersMinimal(t *testing.T) {
 			t.Fatalf("case %d: myers D=%d, LCS gives %d\na=%v\nb=%v", it, got, want, a, b)
 		}
 
-		ka, kb := make([][]byte, len(a)), make([][]byte, len(b))
-		for i, v := range a {
-			ka[i] = []byte{byte('a' + v)}
-		}
-		for i, v := range b {
-			kb[i] = []byte{byte('a' + v)}
-		}
-		ca, cb := diffLines(ka, kb, 1000)
+		bufA, la := idText(a)
+		bufB, lb := idText(b)
+		ca, cb := diffLines(bufA, la, bufB, lb, 1000)
 		if got := checkMarks(t, a, b, ca, cb); got != want {
 			t.Fatalf("case %d: diffLines D=%d, LCS gives %d\na=%v\nb=%v", it, got, want, a, b)
 		}
@@ -120,5 +117,32 @@ func TestMyersBoundFallback(t *testing.T) {
 		if got < want || (want <= bound && got != want) {
 			t.Fatalf("case %d: bound %d: D=%d, minimum %d", it, bound, got, want)
 		}
+	}
+}
+
+// idText renders ids as one-letter lines and returns the text and its lines.
+func idText(ids []int32) ([]byte, []span) {
+	var buf []byte
+	var ls []span
+	for _, v := range ids {
+		ls = append(ls, span{len(buf), len(buf) + 1, true})
+		buf = append(buf, byte('a'+v), '\n')
+	}
+	return buf, ls
+}
+
+func TestInterner(t *testing.T) {
+	const n = 5000
+	tab := newInterner(n)
+	for round := range 2 {
+		for i := range n {
+			key := []byte(strings.Repeat("k", i%7) + strconv.Itoa(i))
+			if got := tab.id(key); got != int32(i) {
+				t.Fatalf("round %d: id(%q) = %d, want %d", round, key, got, i)
+			}
+		}
+	}
+	if tab.count() != n {
+		t.Fatalf("count %d, want %d", tab.count(), n)
 	}
 }

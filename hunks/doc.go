@@ -29,13 +29,14 @@
 // Minimality and cost: the result has the fewest removed plus added lines
 // (the totals of `diff --minimal`) whenever that number D, counted after the
 // common leading and trailing lines are set aside, is at most
-// max(1000, 5% of the lines of both sides). Beyond that bound the search stops
-// early and splits the problem at its furthest point, which gives a coarser
-// but still correct result (applying the hunks to before yields after). The
-// cut-off counts steps of the search, never the clock, so the same inputs give
-// the same hunks on any machine. A second cap on the total comparison work
-// (MaxWork) is a deterministic safety net for pathological inputs, where it
-// stands in for a wall-clock limit of about a second.
+// max(1000, 5% of the lines of both sides). Beyond that bound each search
+// stops after bound/2+1 steps and splits its problem at the furthest point it
+// reached, which gives a coarser but still correct result (applying the
+// hunks to before yields after). The cut-off counts steps of the search,
+// never the clock, so the same inputs give the same hunks on any machine. A
+// cap on the total work of one diff (maxWork, about a second on a slow core)
+// is a deterministic safety net for huge, highly repetitive inputs, where it
+// stands in for a wall-clock limit; past it the rest is a plain replacement.
 //
 // Among equally small results, changes are slid down to the last position
 // where they fit and aligned with changes on the other side (as GNU diff
@@ -44,9 +45,12 @@
 //
 // The core is a linear-space Myers diff (An O(ND) Difference Algorithm and Its
 // Variations, 1986) over lines interned as integers, after trimming the common
-// prefix and suffix and setting aside lines that occur on one side only.
-// github.com/sergi/go-diff was measured as the alternative core and rejected:
-// its only cut-off is a wall-clock deadline, and it is several times slower on
-// many scattered changes (see bench_test.go and the package README figures in
-// the commit history).
+// prefix and suffix and setting aside lines that occur on one side only
+// (which keeps D and the work small on realistic edits without changing what
+// is shortest). github.com/sergi/go-diff (line mode, with the same trimming
+// and interning) was measured as the core and not used: its only cut-off is
+// a wall-clock deadline, so results depend on the machine, and on a 20k-line
+// rewrite it takes the whole 1 s deadline (3.7 s without one) where this core
+// takes about 45 ms; on 100k lines with 1,000 scattered changes it takes
+// 30 ms against 15 ms here for the whole of Compute.
 package hunks

@@ -66,7 +66,7 @@ func Compute(before, after []byte) ([]Hunk, error) {
 	if w == nil {
 		return nil, nil
 	}
-	ca, cb := diffLines(w.midA, w.midB, bound(countLines(a), countLines(b)))
+	ca, cb := diffLines(a, w.mid(&w.a), b, w.mid(&w.b), bound(countLines(a), countLines(b)))
 	return w.hunks(ca, cb), nil
 }
 

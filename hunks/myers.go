@@ -1,12 +1,17 @@
 package hunks
 
+import "math"
+
 // maxWork caps the total work of one diff (diagonals visited plus line
 // comparisons on snakes). It is a deterministic stand-in for a wall-clock
 // safety net: about half a second on a 2024 laptop core. Past it the
 // remaining sub-problems are marked as plain replacements, which is correct
 // but not minimal. Inputs with D within the bound reach it only when they are
 // both huge and highly repetitive.
-const maxWork = 400_000_000
+const maxWork = 150_000_000
+
+// noPath is the backward sentinel: larger than any x.
+const noPath = math.MaxInt / 2
 
 // myers finds a shortest edit script between two id sequences with the
 // linear-space variant of Myers' algorithm: find the middle snake of the
@@ -27,12 +32,13 @@ type myers struct {
 }
 
 func newMyers(a, b []int32, bound int) *myers {
-	n := len(a) + len(b) + 3
+	// Diagonals run from -len(b) to len(a), plus two sentinels each side.
+	n := len(a) + len(b) + 5
 	return &myers{
 		a: a, b: b,
 		ca: make([]bool, len(a)), cb: make([]bool, len(b)),
 		fd: make([]int, n), bd: make([]int, n),
-		off:   len(b) + 1,
+		off:   len(b) + 2,
 		limit: bound/2 + 1,
 	}
 }
@@ -100,29 +106,16 @@ func (m *myers) bisect(x0, x1, y0, y1 int) (xm, ym int, ok bool) {
 		} else {
 			fHi = pHi - 1
 		}
-		work := 0
-		for k := fHi; k >= fLo; k -= 2 {
-			x := -1
-			if k+1 <= pHi {
-				if v := fd[off+k+1]; v-k <= y1 {
-					x = v
+		// Out-of-range neighbours read as sentinels that no move can use.
+		fd[off+pLo-2], fd[off+pHi+2] = -2, -2
+		m.work += forward(a[:x1], b[:y1], fd, off, fLo, fHi)
+		if odd {
+			// Overlap with the backward paths of step c-1: the middle snake
+			// ends at the forward point.
+			for k := max(fLo, bLo); k <= min(fHi, bHi); k++ {
+				if x := fd[off+k]; (k-fLo)&1 == 0 && bd[off+k] <= x {
+					return x, x - k, true
 				}
-			}
-			if k-1 >= pLo {
-				if v := fd[off+k-1] + 1; v <= x1 && v > x {
-					x = v
-				}
-			}
-			y := x - k
-			s := x
-			for x < x1 && y < y1 && a[x] == b[y] {
-				x, y = x+1, y+1
-			}
-			work += x - s + 1
-			fd[off+k] = x
-			if odd && bLo <= k && k <= bHi && bd[off+k] <= x {
-				m.work += work
-				return x, y, true
 			}
 		}
 		// Backward step c: diagonal k is entered from k+1 by a left move
@@ -138,35 +131,70 @@ func (m *myers) bisect(x0, x1, y0, y1 int) (xm, ym int, ok bool) {
 		} else {
 			bHi = pHi - 1
 		}
-		for k := bHi; k >= bLo; k -= 2 {
-			x := x1 + 1
-			if k+1 <= pHi {
-				if v := bd[off+k+1] - 1; v >= x0 {
-					x = v
+		bd[off+pLo-2], bd[off+pHi+2] = noPath, noPath
+		m.work += backward(a, b, bd, off, bLo, bHi, x0, y0)
+		if !odd {
+			// Overlap with the forward paths of step c: the middle snake
+			// starts at the backward point.
+			for k := max(fLo, bLo); k <= min(fHi, bHi); k++ {
+				if x := bd[off+k]; (k-bLo)&1 == 0 && x <= fd[off+k] {
+					return x, x - k, true
 				}
-			}
-			if k-1 >= pLo {
-				if v := bd[off+k-1]; v-k >= y0 && v < x {
-					x = v
-				}
-			}
-			y := x - k
-			s := x
-			for x > x0 && y > y0 && a[x-1] == b[y-1] {
-				x, y = x-1, y-1
-			}
-			work += s - x + 1
-			bd[off+k] = x
-			if !odd && fLo <= k && k <= fHi && x <= fd[off+k] {
-				m.work += work
-				return x, y, true
 			}
 		}
-		m.work += work
 		if c >= m.limit || m.work > maxWork {
 			return m.furthest(x0, x1, y0, y1, fLo, fHi, bLo, bHi)
 		}
 	}
+}
+
+// forward extends the forward paths to diagonals hi, hi-2, …, lo and
+// returns the work done. a and b end at the box's far corner; fd[off+k] is
+// diagonal k, and fd[off+lo-1] and fd[off+hi+1] must be from the previous
+// step or sentinels (-2).
+func forward(a, b []int32, fd []int, off, lo, hi int) (work int) {
+	x1, y1 := len(a), len(b)
+	for k := hi; k >= lo; k -= 2 {
+		down := fd[off+k+1] // a down move keeps x; invalid past the bottom
+		if down-k > y1 {
+			down = -1
+		}
+		right := fd[off+k-1] + 1 // a right move; invalid past the right edge
+		if right > x1 {
+			right = -1
+		}
+		x := max(down, right)
+		s := x
+		for y := x - k; x < len(a) && y < len(b) && a[x] == b[y]; y++ {
+			x++
+		}
+		work += x - s + 1
+		fd[off+k] = x
+	}
+	return work
+}
+
+// backward is forward for the backward paths, which start at the box's far
+// corner and move toward (x0, y0); its sentinels are noPath.
+func backward(a, b []int32, bd []int, off, lo, hi, x0, y0 int) (work int) {
+	for k := hi; k >= lo; k -= 2 {
+		left := bd[off+k+1] - 1 // a left move keeps y; invalid past the left edge
+		if left < x0 {
+			left = noPath
+		}
+		up := bd[off+k-1] // an up move keeps x; invalid past the top
+		if up-k < y0 {
+			up = noPath
+		}
+		x := min(left, up)
+		s := x
+		for y := x - k; x > x0 && y > y0 && a[x-1] == b[y-1]; y-- {
+			x--
+		}
+		work += s - x + 1
+		bd[off+k] = x
+	}
+	return work
 }
 
 // furthest returns the point that made the most progress: the forward point

@@ -100,12 +100,16 @@ type side struct {
 }
 
 // window holds both files' windows. Both windows start with the same pre
-// unchanged lines; midA/midB are the keys of the lines between the common
-// prefix and the common suffix, which the diff core compares.
+// unchanged lines; mid returns the lines between the common prefix and the
+// common suffix, which the diff core compares.
 type window struct {
-	a, b       side
-	pre        int
-	midA, midB [][]byte
+	a, b side
+	pre  int
+}
+
+// mid returns s's lines between the common prefix and the common suffix.
+func (w *window) mid(s *side) []span {
+	return s.lines[w.pre : len(s.lines)-s.post]
 }
 
 // newWindow trims the common leading and trailing lines of a and b and
@@ -139,8 +143,6 @@ func newWindow(a, b []byte) *window {
 	w := &window{pre: pre}
 	w.a = newSide(a, start, ea, first)
 	w.b = newSide(b, start, eb, first)
-	w.midA = keys(w.a, pre, len(w.a.lines)-w.a.post)
-	w.midB = keys(w.b, pre, len(w.b.lines)-w.b.post)
 	return w
 }
 
@@ -163,15 +165,6 @@ func newSide(buf []byte, start, e, first int) side {
 		}
 		post++
 	}
-	lines := splitLines(nil, buf, start, end)
+	lines := splitLines(make([]span, 0, bytes.Count(buf[start:end], []byte{'\n'})+1), buf, start, end)
 	return side{buf: buf, lines: lines, first: first, post: post, atEOF: end == len(buf)}
-}
-
-// keys returns the comparison keys of s.lines[from:to].
-func keys(s side, from, to int) [][]byte {
-	out := make([][]byte, to-from)
-	for i := range out {
-		out[i] = s.lines[from+i].key(s.buf)
-	}
-	return out
 }

@@ -25,19 +25,19 @@ var Names = []string{"10k-1", "100k-1", "100k-1000", "1MB-line", "20k-rewrite"}
 func Get(name string) (Case, bool) {
 	switch name {
 	case "10k-1":
-		a := code(1, 10_000)
-		return Case{name, "10k lines, 1 change", join(a), join(changeOne(a))}, true
+		a := Code(1, 10_000)
+		return Case{name, "10k lines, 1 change", Join(a), Join(changeOne(a))}, true
 	case "100k-1":
-		a := code(2, 100_000)
-		return Case{name, "100k lines, 1 change", join(a), join(changeOne(a))}, true
+		a := Code(2, 100_000)
+		return Case{name, "100k lines, 1 change", Join(a), Join(changeOne(a))}, true
 	case "100k-1000":
-		a := code(3, 100_000)
-		return Case{name, "100k lines, 1,000 scattered changes", join(a), join(scatter(a, 1000))}, true
+		a := Code(3, 100_000)
+		return Case{name, "100k lines, 1,000 scattered changes", Join(a), Join(Scatter(a, 1000, 7))}, true
 	case "1MB-line":
 		a, b := minified()
 		return Case{name, "1 MB single line, 1 change", a, b}, true
 	case "20k-rewrite":
-		return Case{name, "20k lines fully rewritten", join(code(5, 20_000)), join(code(6, 20_000))}, true
+		return Case{name, "20k lines fully rewritten", Join(Code(5, 20_000)), Join(Code(6, 20_000))}, true
 	}
 	return Case{}, false
 }
@@ -56,9 +56,9 @@ var boilerplate = []string{
 	"}", "", "\t}", "\treturn nil", "\t\treturn err", "\tif err != nil {", "\t\t}", "\treturn nil, err",
 }
 
-// code returns n code-like lines (without "\n"); seed picks the unique
+// Code returns n code-like lines (without "\n"); seed picks the unique
 // lines, so two seeds share only boilerplate.
-func code(seed uint64, n int) []string {
+func Code(seed uint64, n int) []string {
 	r := rand.New(rand.NewPCG(seed, 99))
 	names := []string{"parse", "load", "store", "render", "apply", "check", "merge", "split"}
 	out := make([]string, n)
@@ -72,7 +72,8 @@ func code(seed uint64, n int) []string {
 	return out
 }
 
-func join(lines []string) []byte {
+// Join returns lines as a text, each line ending in "\n".
+func Join(lines []string) []byte {
 	var b bytes.Buffer
 	for _, l := range lines {
 		b.WriteString(l)
@@ -88,10 +89,10 @@ func changeOne(a []string) []string {
 	return b
 }
 
-// scatter returns a copy of a with n edits spread evenly: 70% modify a
-// line, 15% insert a new one, 15% delete one.
-func scatter(a []string, n int) []string {
-	r := rand.New(rand.NewPCG(7, 7))
+// Scatter returns a copy of a with n edits (n <= len(a)) spread evenly: 70%
+// modify a line, 15% insert a new one, 15% delete one; seed picks which.
+func Scatter(a []string, n int, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 7))
 	step := len(a) / n
 	b := make([]string, 0, len(a)+n)
 	for i, l := range a {
