@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -184,6 +185,9 @@ func (b *Bridge) newSession(params json.RawMessage) (any, error) {
 	}
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+	}
+	if st, err := os.Stat(p.Cwd); err != nil || !st.IsDir() {
+		return nil, acp.InvalidParams("Invalid params: cwd is not a directory: %q", p.Cwd)
 	}
 	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
 		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"testing"
@@ -11,18 +12,50 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
+// benchPresentPair presents a card_diff call and its result and sends the
+// updates as `session/update` notifications through an acp.Conn writing
+// to io.Discard: the path the bridge takes.
 func benchPresentPair(b *testing.B, reg *tools.Registry) {
+	in, stop := io.Pipe()
+	conn := acp.NewConn(in, io.Discard, idleHandler{}, nil)
+	b.Cleanup(func() { stop.Close(); <-conn.Done() })
+	runPresentPair(b, reg, func(n acp.SessionNotification) error { return conn.Notify("session/update", n) })
+}
+
+// BenchmarkPresentPairEncoder is BenchmarkPresentPair with the updates
+// encoded by a plain json.Encoder (HTML escaping on) instead of the
+// connection's direct path.
+func BenchmarkPresentPairEncoder(b *testing.B) {
+	reg := tools.NewRegistry()
+	for _, tl := range extraTools {
+		_ = reg.Register(tl)
+	}
+	b.ReportAllocs()
 	enc := json.NewEncoder(io.Discard)
+	runPresentPair(b, reg, func(n acp.SessionNotification) error { return enc.Encode(n) })
+}
+
+func runPresentPair(b *testing.B, reg *tools.Registry, send func(acp.SessionNotification) error) {
 	call := session.Event{Data: session.ToolCall{CallID: "call_1", Name: "card_diff", Arguments: `{"path":"config.txt"}`}}
 	res := session.Event{Data: session.ToolResult{CallID: "call_1", Content: []tools.Content{tools.Text("ok")}, Meta: json.RawMessage(`{"line":2}`)}}
 	p := bridge.NewPresenter(bridge.View{Cwd: "/proj", LineBase: 1}, reg)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, ev := range []session.Event{call, res} {
+		for _, ev := range [...]session.Event{call, res} {
 			for _, u := range p.Updates(ev) {
-				if err := enc.Encode(acp.SessionNotification{SessionID: "s", Update: u}); err != nil {
+				if err := send(acp.SessionNotification{SessionID: "s", Update: u}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
 	}
 }
+
+// idleHandler serves nothing: the benchmark's connection only writes.
+type idleHandler struct{}
+
+func (idleHandler) HandleNotification(context.Context, string, json.RawMessage) {}
+func (idleHandler) PrepareRequest(context.Context, string, json.RawMessage) acp.RequestFunc {
+	return nil
+}
+func (idleHandler) Shutdown() {}

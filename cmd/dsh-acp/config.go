@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,18 +66,24 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		fmt.Fprintf(stderr, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
 	}
 	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			err = errReported
+		}
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
-		return c, fmt.Errorf("--log-level: %w", err)
+	switch strings.ToLower(*logLevel) {
+	case "debug", "info", "warn", "error":
+		_ = c.LogLevel.UnmarshalText([]byte(*logLevel))
+	default:
+		return c, fmt.Errorf("--log-level (or DSH_LOG_LEVEL) must be debug, info, warn or error, got %q", *logLevel)
 	}
 	n, err := strconv.Atoi(*maxSteps)
 	if err != nil || n < 1 {
-		return c, fmt.Errorf("--max-steps must be a positive integer, got %q", *maxSteps)
+		return c, fmt.Errorf("--max-steps (or DSH_MAX_STEPS) must be a positive integer, got %q", *maxSteps)
 	}
 	c.MaxSteps = n
 	valid := false
@@ -84,14 +91,22 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		valid = valid || m == c.Mode
 	}
 	if !valid {
-		return c, fmt.Errorf("--mode must be one of %s, got %q", strings.Join(modes, ", "), c.Mode)
+		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", strings.Join(modes, ", "), c.Mode)
 	}
 	switch *lineBase {
 	case "":
 	case "0", "1":
 		c.LocationLineBase = int((*lineBase)[0] - '0')
 	default:
-		return c, fmt.Errorf("--location-line-base must be 0 or 1, got %q", *lineBase)
+		return c, fmt.Errorf("--location-line-base (or DSH_LOCATION_LINE_BASE) must be 0 or 1, got %q", *lineBase)
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
+	}
+	if c.Replay != "" {
+		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {
+			return c, fmt.Errorf("--replay (or DSH_REPLAY) must be a directory of NNN.sse files: %q is not one", c.Replay)
+		}
 	}
 	c.APIKey = get("DSH_API_KEY", get("DEEPSEEK_API_KEY", ""))
 	c.StateDir = stateDir(get)
@@ -114,4 +129,5 @@ func stateDir(get func(string, string) string) string {
 	return filepath.Join(home, ".local", "state", "dsh-acp")
 }
 
-var errUsage = errors.New("usage")
+// errReported is a flag error the flag package has already printed.
+var errReported = errors.New("invalid flags")

@@ -118,6 +118,7 @@ func TestErrorTable(t *testing.T) {
 		{"unknown method", "session/fly", map[string]any{}, acp.CodeMethodNotFound, "session/fly"},
 		{"missing params", "session/new", nil, acp.CodeInvalidParams, "missing params"},
 		{"invalid params", "session/new", map[string]any{"cwd": 5}, acp.CodeInvalidParams, "Invalid params"},
+		{"missing cwd", "session/new", map[string]any{"cwd": "/no/such/dir", "mcpServers": []any{}}, acp.CodeInvalidParams, "not a directory"},
 		{"relative cwd", "session/new", map[string]any{"cwd": "proj", "mcpServers": []any{}}, acp.CodeInvalidParams, "absolute"},
 		{"unsupported block", "session/prompt", image, acp.CodeInvalidParams, `"image"`},
 		{"empty prompt", "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{}}, acp.CodeInvalidParams, "empty"},

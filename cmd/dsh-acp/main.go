@@ -39,7 +39,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "dsh-acp:", err)
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(stderr, "dsh-acp:", err)
+		}
 		return 2
 	}
 	if cfg.ShowVersion {
