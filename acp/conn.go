@@ -117,7 +117,19 @@ func (c *Conn) drain() {
 }
 
 // Notify sends a notification. It returns once the message is written.
+// A SessionNotification (value or pointer) is written by the hand-written
+// encoder, the same bytes encoding/json would write; any other params by
+// encoding/json. An error is returned when params cannot be encoded or
+// the write fails.
 func (c *Conn) Notify(method string, params any) error {
+	switch n := params.(type) {
+	case SessionNotification:
+		return c.stream.writeNotification(method, &n)
+	case *SessionNotification:
+		if n != nil {
+			return c.stream.writeNotification(method, n)
+		}
+	}
 	return c.stream.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params})
 }
 

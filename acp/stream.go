@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -31,6 +32,7 @@ type lineStream struct {
 	w      io.Writer
 	buf    bytes.Buffer
 	enc    *json.Encoder
+	line   []byte // writeNotification's buffer, reused
 	closed bool
 	closer func() error
 }
@@ -170,11 +172,40 @@ func (s *lineStream) WriteObject(obj any) error {
 		return err
 	}
 	_, err := s.w.Write(s.buf.Bytes())
-	if s.buf.Cap() > 1<<20 {
+	if s.buf.Cap() > maxKeptBuffer {
 		// Do not keep a huge buffer alive after one big message.
 		s.buf = bytes.Buffer{}
 		s.enc = json.NewEncoder(&s.buf)
 		s.enc.SetEscapeHTML(false)
+	}
+	return err
+}
+
+// maxKeptBuffer is the largest write buffer kept for the next message, in
+// bytes: a bigger one, left by one big message, is dropped.
+const maxKeptBuffer = 1 << 20
+
+// writeNotification writes the notification {jsonrpc, method, params: n}
+// as one line in one Write call, under the same lock as WriteObject and
+// with the same bytes its encoder would write, but encoded by n's
+// hand-written encoder. It returns the encoding or write error.
+func (s *lineStream) writeNotification(method string, n *SessionNotification) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return errStreamClosed
+	}
+	b := append(s.line[:0], `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method, false)
+	b, err := n.appendJSON(append(b, `,"params":`...))
+	if err == nil {
+		_, err = s.w.Write(append(b, '}', '\n'))
+	} else {
+		err = fmt.Errorf("acp: encoding %s: %w", method, err)
+	}
+	s.line = nil
+	if cap(b) <= maxKeptBuffer {
+		s.line = b[:0]
 	}
 	return err
 }

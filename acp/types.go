@@ -2,7 +2,6 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // ProtocolVersion is the only ACP major version this agent speaks
@@ -251,18 +250,13 @@ type ContentBlock struct {
 // TextBlock returns a text content block.
 func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
 
-// MarshalJSON writes a text block with its (required) text even when empty.
+// MarshalJSON writes a text block as {type, text, annotations, _meta}
+// with its (required) text even when empty, any other block as its
+// non-empty fields in declaration order (type always). Strings use HTML
+// escaping. A raw field (Annotations, Meta) that is not valid JSON is an
+// error.
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
-	type plain ContentBlock
-	if b.Type == "text" {
-		return json.Marshal(struct {
-			Type        string          `json:"type"`
-			Text        string          `json:"text"`
-			Annotations json.RawMessage `json:"annotations,omitempty"`
-			Meta        Meta            `json:"_meta,omitempty"`
-		}{b.Type, b.Text, b.Annotations, b.Meta})
-	}
-	return json.Marshal(plain(b))
+	return b.appendJSON(make([]byte, 0, 64+len(b.Text)))
 }
 
 // ToolKind is the category of a tool call (schema type ToolKind).
@@ -299,31 +293,11 @@ func TextContent(s string) ToolCallContent {
 	return ToolCallContent{Type: "content", Content: &b}
 }
 
-// MarshalJSON writes only the fields of the item's type.
+// MarshalJSON writes only the fields of the item's type, in the order
+// listed above; an unknown Type, or a "content" item without Content, is
+// an error.
 func (c ToolCallContent) MarshalJSON() ([]byte, error) {
-	switch c.Type {
-	case "content":
-		if c.Content == nil {
-			return nil, fmt.Errorf("acp: content item without a content block")
-		}
-		return json.Marshal(struct {
-			Type    string        `json:"type"`
-			Content *ContentBlock `json:"content"`
-		}{c.Type, c.Content})
-	case "diff":
-		return json.Marshal(struct {
-			Type    string  `json:"type"`
-			Path    string  `json:"path"`
-			OldText *string `json:"oldText"`
-			NewText string  `json:"newText"`
-		}{c.Type, c.Path, c.OldText, c.NewText})
-	case "terminal":
-		return json.Marshal(struct {
-			Type       string `json:"type"`
-			TerminalID string `json:"terminalId"`
-		}{c.Type, c.TerminalID})
-	}
-	return nil, fmt.Errorf("acp: unknown tool call content type %q", c.Type)
+	return c.appendJSON(make([]byte, 0, 128))
 }
 
 // UnmarshalJSON reads any of the three item shapes.
@@ -402,23 +376,15 @@ type SessionUpdate struct {
 	UpdatedAt string  `json:"updatedAt,omitempty"`
 }
 
-// MarshalJSON writes the variant's fields; a tool call's content goes
-// under "content" and a session_info_update's title under "title".
+// MarshalJSON writes the variant's fields, each non-empty one under its
+// tag in declaration order (strings with HTML escaping). A tool call's
+// content (ToolContent non-nil) goes last under "content", and then
+// Content is not written; otherwise a session_info_update's title
+// (InfoTitle non-nil) goes last under "title", and then Title is not
+// written. A raw field that is not valid JSON, or an invalid content item,
+// is an error.
 func (u SessionUpdate) MarshalJSON() ([]byte, error) {
-	type plain SessionUpdate
-	switch {
-	case u.ToolContent != nil:
-		return json.Marshal(struct {
-			plain
-			ToolContent []ToolCallContent `json:"content"`
-		}{plain(u), u.ToolContent})
-	case u.InfoTitle != nil:
-		return json.Marshal(struct {
-			plain
-			InfoTitle *string `json:"title"`
-		}{plain(u), u.InfoTitle})
-	}
-	return json.Marshal(plain(u))
+	return u.appendJSON(make([]byte, 0, 256))
 }
 
 // UnmarshalJSON reads any variant (used by tests and the demo client).

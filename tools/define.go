@@ -35,7 +35,10 @@ type Def[A any] struct {
 // *ArgsError (ToolArgsError, INVALID_ARGS) before d's function runs. The
 // presenters validate softly: arguments that do not parse, validate or
 // decode (for example the shape of an older version, met on replay) give nil,
-// the generic fallback, never an error. The Spec is checked when the tool is
+// the generic fallback, never an error. When d has both presenters, they
+// share a small cache of decoded arguments keyed by the exact raw bytes (see
+// argsCache), so a call's two cards cost one decode; A types that cannot be
+// copied safely (maps, interfaces, custom unmarshalers) are not cached. The Spec is checked when the tool is
 // registered (Registry.Register), not here.
 func Define[A any](d Def[A]) Tool {
 	spec := slices.Clone(d.Spec)
@@ -72,10 +75,32 @@ func Define[A any](d Def[A]) Tool {
 			return run(ctx, ex, a)
 		}
 	}
+	// A call's two presenters see the same arguments: decode them once.
+	var cache *argsCache[A]
+	if d.PresentCall != nil && d.PresentResult != nil {
+		cache = newArgsCache[A]()
+	}
+	presentArgs := func(raw json.RawMessage) (A, bool) {
+		if cache == nil {
+			a, err := decode(raw)
+			return a, err == nil
+		}
+		if a, ok, hit := cache.get(raw); hit {
+			return a, ok
+		}
+		a, err := decode(raw)
+		if err != nil {
+			var zero A
+			cache.put(raw, zero, false)
+			return a, false
+		}
+		cache.put(raw, a, true)
+		return a, true
+	}
 	if present := d.PresentCall; present != nil {
 		t.PresentCall = func(args json.RawMessage) ToolCallView {
-			a, err := decode(args)
-			if err != nil {
+			a, ok := presentArgs(args)
+			if !ok {
 				return nil
 			}
 			return present(a)
@@ -83,8 +108,8 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if present := d.PresentResult; present != nil {
 		t.PresentResult = func(args json.RawMessage, r ResultInput) ToolResultView {
-			a, err := decode(args)
-			if err != nil {
+			a, ok := presentArgs(args)
+			if !ok {
 				return nil
 			}
 			return present(a, r)
