@@ -4,7 +4,8 @@ import "math"
 
 // maxWork caps the total work of one diff (diagonals visited plus line
 // comparisons on snakes). It is a deterministic stand-in for a wall-clock
-// safety net: about half a second on a 2024 laptop core. Past it the
+// safety net: about 1 s on this project's 2-core machines (~6.5 ns a unit),
+// less on a laptop. Past it the
 // remaining sub-problems are marked as plain replacements, which is correct
 // but not minimal. Inputs with D within the bound reach it only when they are
 // both huge and highly repetitive.

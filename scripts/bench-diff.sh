@@ -10,9 +10,11 @@
 # GNU diff takes over 5 ms, and never more than 200 ms.
 #
 # It builds bin/dsh-acp from ./cmd/dsh-acp; when that binary does not answer
-# `diff` yet, it builds a throwaway main (kept under /tmp, added to the build
-# with -overlay) that calls internal/diffcmd.Run. Needs bash 5 (EPOCHREALTIME),
-# go and GNU diff; hyperfine is not needed.
+# `diff` yet, or with STANDALONE=1, it builds a throwaway main (kept under
+# /tmp, added to the build with -overlay) that calls internal/diffcmd.Run and
+# nothing else, which shows the diff's own cost without the start-up of the
+# full binary. Needs bash 5 (EPOCHREALTIME), go and GNU diff; hyperfine is not
+# needed.
 set -euo pipefail
 
 rounds=${1:-${ROUNDS:-9}}
@@ -32,7 +34,7 @@ overlay_build() {
 
 # The binary under test.
 bin=""
-if [ -d cmd/dsh-acp ]; then
+if [ "${STANDALONE:-0}" != 1 ] && [ -d cmd/dsh-acp ]; then
 	mkdir -p bin
 	go build -o bin/dsh-acp ./cmd/dsh-acp
 	printf 'x\n' >"$work/probe.old"
