@@ -82,6 +82,13 @@ func appendString(dst []byte, s string, html bool) []byte {
 	return append(dst, '"')
 }
 
+// JSONString returns s as a JSON string value, escaped exactly as
+// json.Marshal escapes it (HTML escaping included, invalid UTF-8 as
+// U+FFFD).
+func JSONString(s string) json.RawMessage {
+	return appendString(make([]byte, 0, len(s)+2), s, true)
+}
+
 // errInvalidRaw is returned for a raw JSON field that is not one valid
 // JSON value.
 var errInvalidRaw = errors.New("acp: raw JSON field is not valid JSON")

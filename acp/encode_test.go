@@ -252,7 +252,7 @@ func TestAppendString(t *testing.T) {
 func checkString(t *testing.T, s string) {
 	t.Helper()
 	want, _ := json.Marshal(s)
-	if got := appendString(nil, s, true); !bytes.Equal(got, want) {
+	if got := JSONString(s); !bytes.Equal(got, want) {
 		t.Fatalf("appendString(%q, html) = %s, want %s", s, got, want)
 	}
 	line, _ := encodeLine(s, false)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -41,14 +42,22 @@ type Presenter struct {
 	tools ToolLookup
 	calls map[string]*callState
 	now   func() time.Time
+
+	// absMemo remembers the last few paths resolved by abs (a call's
+	// cards resolve the same paths again and again); absNext is the slot
+	// replaced next.
+	absMemo [4]struct{ in, out string }
+	absNext int
 }
 
 // callState is what the presenter remembers of one tool call.
 type callState struct {
 	name      string
 	args      json.RawMessage
-	announced bool // a tool_call was sent
-	terminal  bool // shown as a terminal card
+	tool      tools.Tool // the tool named toolName, once found
+	toolName  string     // "" until the tool was found
+	announced bool       // a tool_call was sent
+	terminal  bool       // shown as a terminal card
 	desc      string
 	content   []acp.ToolCallContent // the content list last sent
 	sentLive  bool                  // live terminal output was sent
@@ -138,13 +147,48 @@ func (p *Presenter) Updates(ev session.Event) []acp.SessionUpdate {
 // for terminal tools (their first message must carry the terminal).
 func (p *Presenter) toolStart(d session.ToolStart) []acp.SessionUpdate {
 	c := p.call(d.CallID, d.Name)
-	if t, ok := p.tools.Get(d.Name); ok && t.Terminal {
+	if t, ok := p.lookup(c, d.Name); ok && t.Terminal {
 		return nil
 	}
 	c.announced = true
 	title := oneLine(d.Name)
-	return []acp.SessionUpdate{{SessionUpdate: acp.UpdateToolCall, ToolCallID: d.CallID, Title: &title,
-		Kind: acp.ToolKind(tools.KindOther), Status: acp.StatusPending}}
+	return new(card).list(acp.SessionUpdate{SessionUpdate: acp.UpdateToolCall, ToolCallID: d.CallID,
+		Kind: acp.ToolKind(tools.KindOther), Status: acp.StatusPending}, &title)
+}
+
+// card is the storage of one returned tool call update, in a single
+// allocation: the update (as a one-element list), its title, and room for
+// the common case of one location (with its line) and one content item.
+type card struct {
+	u     [1]acp.SessionUpdate
+	title string
+	loc   [1]acp.ToolCallLocation
+	line  int
+	item  [1]acp.ToolCallContent
+}
+
+// list stores u in w and returns it as the update list, titled with
+// *title when title is non-nil (the title is copied into w).
+func (w *card) list(u acp.SessionUpdate, title *string) []acp.SessionUpdate {
+	w.u[0] = u
+	if title != nil {
+		w.title = *title
+		w.u[0].Title = &w.title
+	}
+	return w.u[:]
+}
+
+// lookup finds the tool called name, once per call: a found tool is
+// remembered in c (an unknown one is looked up again next time).
+func (p *Presenter) lookup(c *callState, name string) (tools.Tool, bool) {
+	if c.toolName != "" && c.toolName == name {
+		return c.tool, true
+	}
+	t, ok := p.tools.Get(name)
+	if ok && name != "" {
+		c.tool, c.toolName = t, name
+	}
+	return t, ok
 }
 
 func (p *Presenter) call(id, name string) *callState {
@@ -160,13 +204,14 @@ func (p *Presenter) call(id, name string) *callState {
 func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 	c := p.call(d.CallID, d.Name)
 	c.args = json.RawMessage(d.Arguments)
-	tool, _ := p.tools.Get(d.Name)
+	tool, _ := p.lookup(c, d.Name)
 	view := tool.CallView(c.args)
-	u := acp.SessionUpdate{ToolCallID: d.CallID, RawInput: rawInput(d.Arguments)}
+	w := new(card)
+	u := acp.SessionUpdate{ToolCallID: d.CallID, RawInput: rawInput(c.args)}
 	if tv, ok := view.(tools.TerminalCall); ok && tool.Terminal {
 		c.terminal, c.desc = true, tv.Description
 		title := oneLine(tv.Title)
-		u.SessionUpdate, u.Title, u.Kind, u.Status = acp.UpdateToolCall, &title, acp.ToolKind(tools.KindExecute), acp.StatusInProgress
+		u.SessionUpdate, u.Kind, u.Status = acp.UpdateToolCall, acp.ToolKind(tools.KindExecute), acp.StatusInProgress
 		if tv.Description != "" {
 			c.content = append(c.content, acp.TextContent(tv.Description))
 		}
@@ -178,10 +223,10 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 			u.ToolContent = c.content
 		}
 		c.announced = true
-		return []acp.SessionUpdate{u}
+		return w.list(u, &title)
 	}
-	title, kind, content, locs := p.callCard(d.Name, view)
-	u.Title, u.Kind, u.Locations = &title, kind, locs
+	title, kind, content, locs := p.callCard(w, d.Name, view)
+	u.Kind, u.Locations = kind, locs
 	if len(content) > 0 {
 		u.ToolContent = content
 		c.content = content
@@ -192,21 +237,21 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 		u.SessionUpdate, u.Status = acp.UpdateToolCall, acp.StatusPending
 		c.announced = true
 	}
-	return []acp.SessionUpdate{u}
+	return w.list(u, &title)
 }
 
 // callCard maps a generic or diff call view (or nil, the fallback) to its
-// title, kind, content and locations.
-func (p *Presenter) callCard(name string, view tools.ToolCallView) (string, acp.ToolKind, []acp.ToolCallContent, []acp.ToolCallLocation) {
+// title, kind, content and locations (stored in w when they fit).
+func (p *Presenter) callCard(w *card, name string, view tools.ToolCallView) (string, acp.ToolKind, []acp.ToolCallContent, []acp.ToolCallLocation) {
 	switch v := view.(type) {
 	case tools.GenericCall:
 		kind := v.Kind
 		if kind == "" {
 			kind = tools.KindOther
 		}
-		return p.title(v.Title, firstLocPath(v.Locations), ""), acp.ToolKind(kind), textItems(v.Content), p.locations(v.Locations)
+		return p.title(v.Title, firstLocPath(v.Locations), ""), acp.ToolKind(kind), textItems(v.Content), p.locations(w, v.Locations)
 	case tools.DiffCall:
-		return p.title(v.Title, firstLocPath(v.Locations), firstDiffPath(v.Diffs)), acp.ToolKind(tools.KindEdit), p.diffItems(v.Diffs), p.locations(v.Locations)
+		return p.title(v.Title, firstLocPath(v.Locations), firstDiffPath(v.Diffs)), acp.ToolKind(tools.KindEdit), p.diffItems(w, v.Diffs), p.locations(w, v.Locations)
 	case tools.TerminalCall:
 		// A terminal card from a tool that did not declare itself
 		// terminal-capable: show it as a plain execute card.
@@ -251,7 +296,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 	}
 	text := joinText(d.Content)
 	u := acp.SessionUpdate{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: d.CallID, Status: status, RawOutput: jsonString(text)}
-	tool, _ := p.tools.Get(c.name)
+	tool, _ := p.lookup(c, c.name)
 	in := tools.ResultInput{Content: d.Content, IsError: d.IsError, Meta: d.Meta}
 	if c.terminal {
 		output, exit, signal := text, (*int)(nil), (*string)(nil)
@@ -294,40 +339,45 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 		u.ToolContent = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent("Cancelled by the user."))
 		return []acp.SessionUpdate{u}
 	}
-	raw := textItems(d.Content)
-	if raw == nil {
-		raw = []acp.ToolCallContent{}
+	// raw is the tool's own text, the fallback content.
+	raw := func() []acp.ToolCallContent {
+		if items := textItems(d.Content); items != nil {
+			return items
+		}
+		return []acp.ToolCallContent{}
 	}
+	var title *string
+	w := new(card)
 	switch v := tool.ResultView(c.args, in).(type) {
 	case tools.GenericResult:
 		u.ToolContent = textItems(v.Content)
 		if len(u.ToolContent) == 0 {
-			u.ToolContent = raw
+			u.ToolContent = raw()
 		}
 		if v.Title != "" {
 			t := p.title(v.Title, firstLocPath(v.Locations), "")
-			u.Title = &t
+			title = &t
 		}
-		u.Locations = p.locations(v.Locations)
+		u.Locations = p.locations(w, v.Locations)
 	case tools.DiffResult:
-		u.ToolContent = p.diffItems(v.Diffs)
+		u.ToolContent = p.diffItems(w, v.Diffs)
 		if v.Note != "" {
 			u.ToolContent = append(u.ToolContent, acp.TextContent(v.Note))
 		}
 		if len(u.ToolContent) == 0 {
-			u.ToolContent = raw
+			u.ToolContent = raw()
 		}
 		if v.Title != "" {
 			t := p.title(v.Title, firstLocPath(v.Locations), firstDiffPath(v.Diffs))
-			u.Title = &t
+			title = &t
 		}
-		u.Locations = p.locations(v.Locations)
+		u.Locations = p.locations(w, v.Locations)
 	default:
 		// nil (generic fallback), or a terminal result for a call that
 		// was not shown as a terminal: the raw tool text.
-		u.ToolContent = raw
+		u.ToolContent = raw()
 	}
-	return []acp.SessionUpdate{u}
+	return w.list(u, title)
 }
 
 // terminalContent is a no-capability terminal card: the description and
@@ -376,10 +426,20 @@ func (p *Presenter) abs(path string) string {
 	if path == "" {
 		return p.view.Cwd
 	}
-	if filepath.IsAbs(path) || p.view.Cwd == "" {
-		return filepath.Clean(path)
+	for _, m := range p.absMemo {
+		if m.in == path {
+			return m.out
+		}
 	}
-	return filepath.Join(p.view.Cwd, path)
+	var out string
+	if filepath.IsAbs(path) || p.view.Cwd == "" {
+		out = filepath.Clean(path)
+	} else {
+		out = filepath.Join(p.view.Cwd, path)
+	}
+	p.absMemo[p.absNext].in, p.absMemo[p.absNext].out = path, out
+	p.absNext = (p.absNext + 1) % len(p.absMemo)
+	return out
 }
 
 // title makes a card title one line and shows rawPath (when absolute and
@@ -400,28 +460,41 @@ func (p *Presenter) title(title, rawPath, fallbackPath string) string {
 }
 
 // locations makes paths absolute and converts lines to the wire base (the
-// one place where that happens).
-func (p *Presenter) locations(locs []tools.FileLocation) []acp.ToolCallLocation {
+// one place where that happens). A single location is stored in w.
+func (p *Presenter) locations(w *card, locs []tools.FileLocation) []acp.ToolCallLocation {
 	if len(locs) == 0 {
 		return nil
 	}
+	if len(locs) == 1 {
+		l := locs[0]
+		w.loc[0] = acp.ToolCallLocation{Path: p.abs(l.Path)}
+		if l.Line > 0 {
+			w.line = l.Line - 1 + p.view.LineBase
+			w.loc[0].Line = &w.line
+		}
+		return w.loc[:]
+	}
 	out := make([]acp.ToolCallLocation, 0, len(locs))
 	for _, l := range locs {
-		w := acp.ToolCallLocation{Path: p.abs(l.Path)}
+		loc := acp.ToolCallLocation{Path: p.abs(l.Path)}
 		if l.Line > 0 {
 			n := l.Line - 1 + p.view.LineBase
-			w.Line = &n
+			loc.Line = &n
 		}
-		out = append(out, w)
+		out = append(out, loc)
 	}
 	return out
 }
 
-func (p *Presenter) diffItems(diffs []tools.FileDiff) []acp.ToolCallContent {
+// diffItems makes one diff item per change; a single one is stored in w.
+func (p *Presenter) diffItems(w *card, diffs []tools.FileDiff) []acp.ToolCallContent {
 	if len(diffs) == 0 {
 		return nil
 	}
-	out := make([]acp.ToolCallContent, 0, len(diffs))
+	out := w.item[:0]
+	if len(diffs) > 1 {
+		out = make([]acp.ToolCallContent, 0, len(diffs))
+	}
 	for _, d := range diffs {
 		out = append(out, acp.ToolCallContent{Type: "diff", Path: p.abs(d.Path), OldText: d.OldText, NewText: d.NewText})
 	}
@@ -462,23 +535,24 @@ func oneLine(s string) string {
 }
 
 // rawInput is the arguments as JSON: the object when the text is valid
-// JSON, else the text as a JSON string; "" is {}.
-func rawInput(args string) json.RawMessage {
-	if strings.TrimSpace(args) == "" {
+// JSON (args itself), else the text as a JSON string; "" is {}.
+func rawInput(args json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 {
 		return json.RawMessage("{}")
 	}
-	if json.Valid([]byte(args)) {
-		return json.RawMessage(args)
+	if json.Valid(args) {
+		return args
 	}
-	return jsonString(args)
+	return jsonString(string(args))
 }
 
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
+// jsonString is s as a JSON string, as json.Marshal writes it.
+func jsonString(s string) json.RawMessage { return acp.JSONString(s) }
 
 func joinText(cs []tools.Content) string {
+	if len(cs) == 1 {
+		return cs[0].Text
+	}
 	var b strings.Builder
 	for _, c := range cs {
 		b.WriteString(c.Text)

@@ -128,8 +128,15 @@ func deepCopy(v reflect.Value) {
 // clone returns a copy of a that shares no pointers or slices with it.
 func (c *argsCache[A]) clone(a A) A {
 	if c.deep {
-		deepCopy(reflect.ValueOf(&a).Elem())
+		return deepClone(a)
 	}
+	return a
+}
+
+// deepClone is clone's reflective path, apart so that a copy of a type
+// without references stays off the heap.
+func deepClone[A any](a A) A {
+	deepCopy(reflect.ValueOf(&a).Elem())
 	return a
 }
 

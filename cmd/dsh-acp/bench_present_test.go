@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"testing"
 
@@ -35,13 +36,24 @@ func BenchmarkPresentPairEncoder(b *testing.B) {
 	runPresentPair(b, reg, func(n acp.SessionNotification) error { return enc.Encode(n) })
 }
 
+// runPresentPair presents one call and its result per iteration. The
+// calls cycle through 1024 different argument texts, so that no decoded
+// arguments survive from one pair to the next (as with real calls): the
+// cache Define keeps for presenters saves only the second decode.
 func runPresentPair(b *testing.B, reg *tools.Registry, send func(acp.SessionNotification) error) {
-	call := session.Event{Data: session.ToolCall{CallID: "call_1", Name: "card_diff", Arguments: `{"path":"config.txt"}`}}
-	res := session.Event{Data: session.ToolResult{CallID: "call_1", Content: []tools.Content{tools.Text("ok")}, Meta: json.RawMessage(`{"line":2}`)}}
+	const distinct = 1024
+	pairs := make([][2]session.Event, distinct)
+	for i := range pairs {
+		args := fmt.Sprintf(`{"path":"config%d.txt"}`, i)
+		pairs[i] = [2]session.Event{
+			{Data: session.ToolCall{CallID: "call_1", Name: "card_diff", Arguments: args}},
+			{Data: session.ToolResult{CallID: "call_1", Content: []tools.Content{tools.Text("ok")}, Meta: json.RawMessage(`{"line":2}`)}},
+		}
+	}
 	p := bridge.NewPresenter(bridge.View{Cwd: "/proj", LineBase: 1}, reg)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, ev := range [...]session.Event{call, res} {
+		for _, ev := range pairs[i%distinct] {
 			for _, u := range p.Updates(ev) {
 				if err := send(acp.SessionNotification{SessionID: "s", Update: u}); err != nil {
 					b.Fatal(err)
