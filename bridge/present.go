@@ -255,7 +255,11 @@ func (p *Presenter) callCard(w *card, name string, view tools.ToolCallView) (str
 	case tools.TerminalCall:
 		// A terminal card from a tool that did not declare itself
 		// terminal-capable: show it as a plain execute card.
-		return oneLine(v.Title), acp.ToolKind(tools.KindExecute), textItems([]tools.Content{tools.Text(v.Description)}), nil
+		var content []acp.ToolCallContent
+		if v.Description != "" {
+			content = textItems([]tools.Content{tools.Text(v.Description)})
+		}
+		return oneLine(v.Title), acp.ToolKind(tools.KindExecute), content, nil
 	}
 	return oneLine(name), acp.ToolKind(tools.KindOther), nil, nil
 }
@@ -330,7 +334,10 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 			return []acp.SessionUpdate{u}
 		}
 		if d.Cancelled {
-			output = strings.TrimRight(output, "\n") + "\n[cancelled by the user]"
+			if output = strings.TrimRight(output, "\n"); output != "" {
+				output += "\n"
+			}
+			output += "[cancelled by the user]"
 		}
 		u.ToolContent = p.terminalContent(c, output)
 		return []acp.SessionUpdate{u}

@@ -395,7 +395,6 @@ var presentCases = []presentCase{
 	{
 		name: "orphan guard: a terminal call card without description has no content",
 		view: base,
-		bug:  "a TerminalCall from a non-terminal tool with an empty Description gives content [{text \"\"}] instead of no content key (callCard wraps the empty description)",
 		steps: []step{
 			{ev: call("c1", "fake_term", `{"command":"ls"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"ls","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`}},
@@ -687,7 +686,6 @@ var presentCases = []presentCase{
 	{
 		name: "cancelled: terminal without capability and without output",
 		view: base,
-		bug:  "a cancelled no-capability terminal card with empty output fences \"\\n[cancelled by the user]\" (a blank first line) instead of \"[cancelled by the user]\"",
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"}}`}},
