@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"strings"
 
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/session"
@@ -26,7 +25,7 @@ func History(events []session.Event) []llm.Message {
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case session.UserMessage:
-			msgs = append(msgs, llm.Message{Role: "user", Content: joinText(d.Content)})
+			msgs = append(msgs, llm.Message{Role: "user", Content: tools.JoinText(d.Content)})
 		case session.AssistantMessage:
 			m := llm.Message{Role: "assistant", Content: d.Text, Reasoning: d.Reasoning}
 			for _, c := range d.ToolCalls {
@@ -39,23 +38,11 @@ func History(events []session.Event) []llm.Message {
 			for _, c := range d.ToolCalls {
 				text := "Error: tool call interrupted; no result was recorded."
 				if r, ok := results[c.CallID]; ok {
-					text = joinText(r.Content)
+					text = tools.JoinText(r.Content)
 				}
 				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
 			}
 		}
 	}
 	return msgs
-}
-
-// joinText concatenates the text blocks of a content list.
-func joinText(cs []tools.Content) string {
-	if len(cs) == 1 {
-		return cs[0].Text
-	}
-	var b strings.Builder
-	for _, c := range cs {
-		b.WriteString(c.Text)
-	}
-	return b.String()
 }

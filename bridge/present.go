@@ -298,7 +298,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 	if d.IsError || d.Cancelled {
 		status = acp.StatusFailed
 	}
-	text := joinText(d.Content)
+	text := tools.JoinText(d.Content)
 	u := acp.SessionUpdate{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: d.CallID, Status: status, RawOutput: jsonString(text)}
 	tool, _ := p.lookup(c, c.name)
 	in := tools.ResultInput{Content: d.Content, IsError: d.IsError, Meta: d.Meta}
@@ -555,14 +555,3 @@ func rawInput(args json.RawMessage) json.RawMessage {
 
 // jsonString is s as a JSON string, as json.Marshal writes it.
 func jsonString(s string) json.RawMessage { return acp.JSONString(s) }
-
-func joinText(cs []tools.Content) string {
-	if len(cs) == 1 {
-		return cs[0].Text
-	}
-	var b strings.Builder
-	for _, c := range cs {
-		b.WriteString(c.Text)
-	}
-	return b.String()
-}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,33 +71,8 @@ func sameResult(t *testing.T, what string, got, want result) {
 }
 
 // sharedDir returns the project's shared folder (../shared next to the
-// directory holding go.mod). It skips the test when the folder is absent,
-// unless CI=true, where it fails.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
-	if _, err := os.Stat(filepath.Join(shared, "fixtures", "replay")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared fixtures missing at %s (required when CI=true): %v", shared, err)
-		}
-		t.Skipf("shared fixtures not found at %s; skipping", shared)
-	}
-	return shared
-}
+// repository); see acptest.SharedDir for the skip and CI rules.
+func sharedDir(t testing.TB) string { return acptest.SharedDir(t) }
 
 func fixtureDir(t testing.TB, scenario string) string {
 	return filepath.Join(sharedDir(t), "fixtures", "replay", scenario)

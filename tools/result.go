@@ -1,5 +1,7 @@
 package tools
 
+import "strings"
+
 import "encoding/json"
 
 // Content is one content block of a tool result. Only Type "text" exists for
@@ -59,4 +61,19 @@ func ErrorResult(callID string, err error) Result {
 		res.Error = info
 	}
 	return res
+}
+
+// JoinText concatenates the text of the text blocks in cs (what the model
+// sees of a result).
+func JoinText(cs []Content) string {
+	if len(cs) == 1 && (cs[0].Type == "" || cs[0].Type == "text") {
+		return cs[0].Text
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		if c.Type == "" || c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
 }
