@@ -153,6 +153,9 @@ func (t *turnRun) run(ctx context.Context) Outcome {
 			return t.cancelled()
 		}
 		t.emit(session.StepStart{Turn: t.turn, Step: t.step})
+		for _, n := range tools.TakeNotices(t.s.Tools) {
+			t.emit(session.ContextMessage{Turn: t.turn, Text: n})
+		}
 		out, again := t.doStep(ctx)
 		t.emit(session.StepEnd{Turn: t.turn, Step: t.step})
 		if !again {

@@ -25,6 +25,8 @@ func History(events []session.Event) []llm.Message {
 		switch d := ev.Data.(type) {
 		case session.UserMessage:
 			msgs = append(msgs, llm.Message{Role: "user", Content: tools.JoinText(d.Content)})
+		case session.ContextMessage:
+			msgs = append(msgs, llm.Message{Role: "user", Content: d.Text})
 		case session.AssistantMessage:
 			m := llm.Message{Role: "assistant", Content: d.Text, Reasoning: d.Reasoning}
 			for _, c := range d.ToolCalls {

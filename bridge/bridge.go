@@ -211,7 +211,11 @@ func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession 
 		store = session.NewStore(nil)
 	}
 	store.SetSink(func(ev session.Event) { b.send(s, ev) })
-	s.agent = agent.NewSession(store, tools.NewSession(id, cwd))
+	ts := tools.NewSession(id, cwd)
+	if caps.FS != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
+		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
+	}
+	s.agent = agent.NewSession(store, ts)
 	b.mu.Lock()
 	b.sessions[id] = s
 	b.mu.Unlock()

@@ -172,6 +172,13 @@ type Title struct {
 	Title string `json:"title"`
 }
 
+// ContextMessage is text the agent adds to the conversation for the model
+// (e.g. a background task finished); the model sees it as a user message.
+type ContextMessage struct {
+	Turn int    `json:"turn"`
+	Text string `json:"text"`
+}
+
 // ModeChange records a switch of the session mode.
 type ModeChange struct {
 	ModeID string `json:"modeId"`
@@ -192,6 +199,7 @@ func (ToolResult) EventType() string       { return "tool/result" }
 func (Plan) EventType() string             { return "todo/write" }
 func (Title) EventType() string            { return "session/title" }
 func (ModeChange) EventType() string       { return "mode/change" }
+func (ContextMessage) EventType() string   { return "context/message" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -208,6 +216,7 @@ func (ToolResult) Transient() bool       { return false }
 func (Plan) Transient() bool             { return false }
 func (Title) Transient() bool            { return false }
 func (ModeChange) Transient() bool       { return false }
+func (ContextMessage) Transient() bool   { return false }
 
 // decoders maps an event type to a function returning a fresh payload.
 var decoders = map[string]func() Data{
@@ -226,6 +235,7 @@ var decoders = map[string]func() Data{
 	"todo/write":        func() Data { return &Plan{} },
 	"session/title":     func() Data { return &Title{} },
 	"mode/change":       func() Data { return &ModeChange{} },
+	"context/message":   func() Data { return &ContextMessage{} },
 }
 
 type wireEvent struct {
@@ -299,6 +309,8 @@ func deref(p Data) Data {
 	case *Title:
 		return *v
 	case *ModeChange:
+		return *v
+	case *ContextMessage:
 		return *v
 	}
 	return p

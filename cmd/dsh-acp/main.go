@@ -83,7 +83,7 @@ func newBridge(cfg config, log *slog.Logger) (*bridge.Bridge, func()) {
 // fakes with fast retries).
 func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bridge, func()) {
 	reg := tools.NewRegistry()
-	registerTools(reg, log)
+	stopTools := registerTools(reg, log)
 	a := agent.New(agent.Config{
 		Client:   client,
 		Tools:    reg,
@@ -92,7 +92,7 @@ func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bri
 		Log:      log,
 	})
 	b := bridge.New(bridge.Config{Agent: a, Tools: reg, Version: version, LocationLineBase: cfg.LocationLineBase, Log: log})
-	return b, func() {}
+	return b, stopTools
 }
 
 // modelClient is the replay client with --replay, else the HTTP client.

@@ -10,11 +10,21 @@ import (
 // dshtest) add tools that exercise every card kind.
 var extraTools []tools.Tool
 
-// registerTools registers the default tools, then extraTools.
-func registerTools(reg *tools.Registry, log *slog.Logger) {
-	for _, t := range extraTools {
+// registerTools registers the default tools, then extraTools. The
+// returned cleanup stops what the tools started (e.g. shell commands); it
+// runs when the agent exits.
+func registerTools(reg *tools.Registry, log *slog.Logger) (cleanup func()) {
+	var defaults []tools.Tool
+	var cleanups []func()
+	// Default tools are appended here: toolfs, toolbash, todo_write.
+	for _, t := range append(defaults, extraTools...) {
 		if err := reg.Register(t); err != nil {
 			log.Error("could not register a tool", "tool", t.Name, "err", err)
+		}
+	}
+	return func() {
+		for _, c := range cleanups {
+			c()
 		}
 	}
 }

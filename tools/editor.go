@@ -1,0 +1,72 @@
+package tools
+
+import (
+	"context"
+	"sync"
+)
+
+// Editor is the editor's view of files, offered when the client advertised
+// `fs.readTextFile` / `fs.writeTextFile` (ACP fs/read_text_file and
+// fs/write_text_file). Paths are absolute. ReadTextFile returns the whole
+// text the editor holds (unsaved changes included); WriteTextFile replaces
+// it (the editor may reformat on save). Either method may be unsupported:
+// CanRead / CanWrite say which are. The bridge implements it per session.
+type Editor interface {
+	CanRead() bool
+	CanWrite() bool
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+type editorKey struct{}
+
+// SetEditor makes e the session's editor (call it before any tool runs).
+func SetEditor(s Session, e Editor) {
+	s.Value(editorKey{}, func() any { return e })
+}
+
+// EditorOf returns the session's editor, or nil when the client offers
+// none (or s is nil).
+func EditorOf(s Session) Editor {
+	if s == nil {
+		return nil
+	}
+	e, _ := s.Value(editorKey{}, nil).(Editor)
+	return e
+}
+
+type noticeKey struct{}
+
+type noticeBox struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+// PostNotice queues text for the model: the agent adds it to the
+// conversation at the start of the session's next model request (it does
+// not start a turn by itself). Used for background task completions.
+func PostNotice(s Session, text string) {
+	if s == nil {
+		return
+	}
+	b := s.Value(noticeKey{}, func() any { return &noticeBox{} }).(*noticeBox)
+	b.mu.Lock()
+	b.texts = append(b.texts, text)
+	b.mu.Unlock()
+}
+
+// TakeNotices returns and clears the queued notices, oldest first.
+func TakeNotices(s Session) []string {
+	if s == nil {
+		return nil
+	}
+	b, _ := s.Value(noticeKey{}, nil).(*noticeBox)
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.texts
+	b.texts = nil
+	return out
+}
