@@ -8,3 +8,5 @@ require (
 )
 
 require golang.org/x/text v0.14.0
+
+require mvdan.cc/sh/v3 v3.14.1

@@ -1,0 +1,254 @@
+// Package permission decides, for one tool call, whether it runs, asks
+// the user first, or is refused: from the session mode, the kind of tool,
+// the paths it touches (inside or outside the session cwd) and the
+// answers the user asked to remember. It holds no I/O beyond resolving
+// paths; the bridge asks the editor and applies the answer.
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// The session modes (ACP SessionModeId values; INTERFACE.md --mode).
+const (
+	ModeDefault     = "default"
+	ModeAcceptEdits = "acceptEdits"
+	ModePlan        = "plan"
+	ModeBypass      = "bypassPermissions"
+)
+
+// Mode describes one mode for the editor's mode selector.
+type Mode struct {
+	ID, Name, Description string
+}
+
+// Modes are the modes a session can be in, in selector order.
+var Modes = []Mode{
+	{ModeDefault, "Default", "Reads inside the project run; file edits and commands ask first."},
+	{ModeAcceptEdits, "Accept edits", "File edits inside the project run without asking; commands ask first."},
+	{ModePlan, "Plan", "Read-only: nothing that changes files or runs commands."},
+	{ModeBypass, "Bypass permissions", "Everything runs without asking, except paths outside the project."},
+}
+
+// ValidMode reports whether id is one of Modes.
+func ValidMode(id string) bool {
+	for _, m := range Modes {
+		if m.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Class is what a tool can do.
+type Class int
+
+// Tool classes.
+const (
+	// ReadOnly tools never change anything (read, todo_write,
+	// bash_output, bash_kill of the session's own task).
+	ReadOnly Class = iota
+	// Edit tools change files (write, edit).
+	Edit
+	// Execute tools run commands (bash).
+	Execute
+	// Other is any tool the agent does not know: treated like an edit.
+	Other
+)
+
+// ClassOf classifies a tool by name.
+func ClassOf(tool string) Class {
+	switch tool {
+	case "read", "todo_write", "bash_output", "bash_kill":
+		return ReadOnly
+	case "write", "edit":
+		return Edit
+	case "bash":
+		return Execute
+	}
+	return Other
+}
+
+// Decision is the outcome of Decide.
+type Decision int
+
+// Decisions.
+const (
+	Allow Decision = iota
+	Ask
+	Refuse
+)
+
+// Call is one tool call as the policy sees it.
+type Call struct {
+	Tool string
+	// Paths are the files or directories the call touches, as given
+	// (relative ones are resolved against Cwd): file_path for the file
+	// tools, workdir for bash.
+	Paths []string
+	// Command is bash's command text.
+	Command string
+	// Cwd is the session's absolute working directory.
+	Cwd string
+}
+
+// Memory holds a session's remembered answers (allow_always and
+// reject_always). Safe for concurrent use.
+type Memory struct {
+	mu       sync.Mutex
+	tools    map[string]bool // tool name -> allowed (edit and other tools)
+	prefixes map[string]bool // bash command prefix -> allowed
+	paths    map[string]bool // resolved outside path -> allowed
+}
+
+// NewMemory returns an empty memory.
+func NewMemory() *Memory {
+	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[string]bool{}}
+}
+
+// Decide returns what to do with c in mode, and a reason for the model
+// when the call is refused.
+func (m *Memory) Decide(mode string, c Call) (Decision, string) {
+	class := ClassOf(c.Tool)
+	if mode == ModePlan && class != ReadOnly {
+		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if outside := outsidePaths(c); len(outside) > 0 {
+		for _, p := range outside {
+			allowed, known := m.paths[p]
+			if known && !allowed {
+				return Refuse, "the user refused access to " + p
+			}
+			if !known {
+				return Ask, ""
+			}
+		}
+		return Allow, ""
+	}
+	switch class {
+	case ReadOnly:
+		return Allow, ""
+	}
+	if mode == ModeBypass {
+		return Allow, ""
+	}
+	switch class {
+	case Edit:
+		if mode == ModeAcceptEdits {
+			return Allow, ""
+		}
+		return m.toolDecision(c.Tool)
+	case Execute:
+		prefixes, ok := BashPrefixes(c.Command, c.Cwd)
+		if !ok || len(prefixes) == 0 {
+			return Ask, ""
+		}
+		all := true
+		for _, p := range prefixes {
+			allowed, known := m.prefixes[p]
+			if known && !allowed {
+				return Refuse, "the user refused commands starting with " + p
+			}
+			all = all && known && allowed
+		}
+		if all {
+			return Allow, ""
+		}
+		return Ask, ""
+	}
+	return m.toolDecision(c.Tool)
+}
+
+func (m *Memory) toolDecision(tool string) (Decision, string) {
+	allowed, known := m.tools[tool]
+	switch {
+	case !known:
+		return Ask, ""
+	case allowed:
+		return Allow, ""
+	}
+	return Refuse, "the user refused " + tool + " for this session"
+}
+
+// Remember records an always answer for c: for a call touching paths
+// outside the cwd, those paths only; for bash, the prefixes of its simple
+// commands (nothing when the command cannot be judged); for other tools,
+// the tool.
+func (m *Memory) Remember(c Call, allow bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if outside := outsidePaths(c); len(outside) > 0 {
+		for _, p := range outside {
+			m.paths[p] = allow
+		}
+		return
+	}
+	if ClassOf(c.Tool) == Execute {
+		prefixes, ok := BashPrefixes(c.Command, c.Cwd)
+		if !ok {
+			return
+		}
+		for _, p := range prefixes {
+			m.prefixes[p] = allow
+		}
+		return
+	}
+	m.tools[c.Tool] = allow
+}
+
+// outsidePaths returns the resolved paths of c that are not inside its cwd.
+func outsidePaths(c Call) []string {
+	var out []string
+	for _, p := range c.Paths {
+		if p == "" {
+			continue
+		}
+		r := Resolve(c.Cwd, p)
+		if !Inside(c.Cwd, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Resolve makes p absolute against cwd, cleans "..", and resolves
+// symlinks of its longest existing prefix (a file that does not exist yet
+// keeps its missing tail).
+func Resolve(cwd, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	existing, rest := p, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(real, rest)
+}
+
+// Inside reports whether the resolved path p is cwd or below it (by path
+// segment: /proj2 is not inside /proj). cwd is resolved the same way.
+func Inside(cwd, p string) bool {
+	root := Resolve(cwd, cwd)
+	if p == root {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}

@@ -1,0 +1,129 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestBashPrefixes(t *testing.T) {
+	cwd := t.TempDir()
+	cases := []struct {
+		cmd  string
+		want []string
+		ok   bool
+	}{
+		{"git status --short", []string{"git status"}, true},
+		{"git log", []string{"git log"}, true},
+		{"ls -la && go test ./...", []string{"ls", "go test"}, true},
+		{"git status; rm -rf x", []string{"git status", "rm"}, true},
+		{"cat a | grep b > out.txt", []string{"cat", "grep"}, true},
+		{"FOO=1 make build 2>&1", []string{"make build"}, true},
+		{"echo hi > /dev/null", []string{"echo"}, true},
+		{"git status $(rm -rf x)", nil, false},
+		{"diff <(ls a) <(ls b)", nil, false},
+		{"echo x > /etc/passwd", nil, false},
+		{"echo x > ../outside", nil, false},
+		{"echo x > $TARGET", nil, false},
+		{"$CMD arg", nil, false},
+		{"if then fi (", nil, false},
+	}
+	for _, c := range cases {
+		got, ok := BashPrefixes(c.cmd, cwd)
+		if ok != c.ok || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("BashPrefixes(%q) = %q, %v; want %q, %v", c.cmd, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestAllowAlwaysGitStatus is the example.
+func TestAllowAlwaysGitStatus(t *testing.T) {
+	cwd := t.TempDir()
+	m := NewMemory()
+	m.Remember(Call{Tool: "bash", Command: "git status", Cwd: cwd}, true)
+	for cmd, want := range map[string]Decision{
+		"git status --short":       Allow,
+		"git log":                  Ask,
+		"git status; rm -rf x":     Ask,
+		"git status $(rm -rf x)":   Ask,
+		"git status && git status": Allow,
+	} {
+		if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: cmd, Cwd: cwd}); got != want {
+			t.Errorf("%q: got %v, want %v", cmd, got, want)
+		}
+	}
+	m.Remember(Call{Tool: "bash", Command: "rm x", Cwd: cwd}, false)
+	if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: "git status; rm -rf y", Cwd: cwd}); got != Refuse {
+		t.Errorf("remembered reject: got %v", got)
+	}
+}
+
+// TestDecideTable: mode × tool × inside/outside.
+func TestDecideTable(t *testing.T) {
+	cwd := t.TempDir()
+	outside := t.TempDir()
+	in, out := filepath.Join(cwd, "a.txt"), filepath.Join(outside, "b.txt")
+	type row struct {
+		tool string
+		path string
+		want map[string]Decision // by mode
+	}
+	all := func(d Decision) map[string]Decision {
+		return map[string]Decision{ModeDefault: d, ModeAcceptEdits: d, ModePlan: d, ModeBypass: d}
+	}
+	rows := []row{
+		{"read", in, all(Allow)},
+		{"read", out, all(Ask)},
+		{"todo_write", "", all(Allow)},
+		{"bash_output", "", all(Allow)},
+		{"bash_kill", "", all(Allow)},
+		{"write", in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
+		{"edit", in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
+		{"write", out, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
+		{"bash", "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
+		{"bash", outside, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
+		{"mcp_tool", "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
+	}
+	for _, r := range rows {
+		for mode, want := range r.want {
+			c := Call{Tool: r.tool, Cwd: cwd, Command: "make build"}
+			if r.path != "" {
+				c.Paths = []string{r.path}
+			}
+			if got, _ := NewMemory().Decide(mode, c); got != want {
+				t.Errorf("%s %s in %s: got %v, want %v", r.tool, r.path, mode, got, want)
+			}
+		}
+	}
+}
+
+// TestOutsideRemembered: allow_always for a path outside the cwd covers
+// that path only; symlinks and ".." are resolved.
+func TestOutsideRemembered(t *testing.T) {
+	cwd := t.TempDir()
+	outside := t.TempDir()
+	link := filepath.Join(cwd, "escape")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory()
+	c := Call{Tool: "read", Paths: []string{"escape/secret.txt"}, Cwd: cwd}
+	if got, _ := m.Decide(ModeBypass, c); got != Ask {
+		t.Fatalf("read through a symlink out of the cwd: got %v, want Ask", got)
+	}
+	m.Remember(c, true)
+	if got, _ := m.Decide(ModeBypass, c); got != Allow {
+		t.Errorf("remembered path: got %v", got)
+	}
+	other := Call{Tool: "read", Paths: []string{filepath.Join(outside, "other.txt")}, Cwd: cwd}
+	if got, _ := m.Decide(ModeBypass, other); got != Ask {
+		t.Errorf("another outside path: got %v, want Ask", got)
+	}
+	if got, _ := m.Decide(ModeDefault, Call{Tool: "read", Paths: []string{"sub/../../x"}, Cwd: cwd}); got != Ask {
+		t.Errorf("../ out of the cwd: got %v", got)
+	}
+	if Inside("/proj", "/proj2/a") {
+		t.Error("/proj2 counted inside /proj")
+	}
+}
