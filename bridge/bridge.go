@@ -19,6 +19,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -31,7 +32,10 @@ type Config struct {
 	// LocationLineBase forces the base of `locations[].line` (0 or 1);
 	// -1 chooses per client (0 for Zed, 1 otherwise).
 	LocationLineBase int
-	Log              *slog.Logger
+	// Mode is the permission mode new sessions start in (permission.Mode*
+	// ids); "" means default.
+	Mode string
+	Log  *slog.Logger
 }
 
 // Client is what the bridge needs of the connection to the editor: an
@@ -65,6 +69,8 @@ type liveSession struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
 	turns  int
+
+	perm *permState
 }
 
 // New returns a bridge.
@@ -72,7 +78,14 @@ func New(cfg Config) *Bridge {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
+	if cfg.Mode == "" {
+		cfg.Mode = permission.ModeDefault
+	}
+	b := &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
+	if cfg.Tools != nil {
+		cfg.Tools.Use(b.middleware)
+	}
+	return b
 }
 
 // Serve starts serving the editor on r/w and returns the connection; wait
@@ -129,6 +142,8 @@ func (b *Bridge) PrepareRequest(ctx context.Context, method string, params json.
 		return func(context.Context) (any, error) { return b.newSession(params) }
 	case "session/prompt":
 		return b.preparePrompt(ctx, params)
+	case "session/set_mode":
+		return func(context.Context) (any, error) { return b.setMode(params) }
 	case "session/close":
 		return func(context.Context) (any, error) { return b.closeSession(params) }
 	}
@@ -195,7 +210,7 @@ func (b *Bridge) newSession(params json.RawMessage) (any, error) {
 	}
 	id := newSessionID()
 	s := b.openSession(id, filepath.Clean(p.Cwd), nil)
-	return acp.NewSessionResponse{SessionID: s.id}, nil
+	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode())}, nil
 }
 
 // openSession registers a live session with the current capability
@@ -212,6 +227,9 @@ func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession 
 	}
 	store.SetSink(func(ev session.Event) { b.send(s, ev) })
 	ts := tools.NewSession(id, cwd)
+	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
+	ts.Value(permKey{}, func() any { return s.perm })
+	s.pres.WillAsk = s.perm.willAsk
 	if caps.FS != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}

@@ -43,6 +43,12 @@ type Presenter struct {
 	calls map[string]*callState
 	now   func() time.Time
 
+	// WillAsk, when set, reports whether a call will wait for the user's
+	// permission before it runs: a terminal card then starts `pending`
+	// (and turns `in_progress` when execution starts) instead of
+	// `in_progress`.
+	WillAsk func(name string, args json.RawMessage) bool
+
 	// absMemo remembers the last few paths resolved by abs (a call's
 	// cards resolve the same paths again and again); absNext is the slot
 	// replaced next.
@@ -61,6 +67,7 @@ type callState struct {
 	desc      string
 	content   []acp.ToolCallContent // the content list last sent
 	sentLive  bool                  // live terminal output was sent
+	pending   bool                  // a terminal card announced as pending
 	tail      []byte                // no-capability: the output so far (tail)
 	lastSnap  time.Time
 }
@@ -120,9 +127,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.SessionUpdate {
 		return p.toolCall(d)
 	case session.ToolExec:
 		c := p.calls[d.CallID]
-		if c == nil || c.terminal || !c.announced {
+		if c == nil || !c.announced || (c.terminal && !c.pending) {
 			return nil
 		}
+		c.pending = false
 		return []acp.SessionUpdate{{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: d.CallID, Status: acp.StatusInProgress}}
 	case session.ToolProgress:
 		return p.progress(d)
@@ -212,6 +220,9 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 		c.terminal, c.desc = true, tv.Description
 		title := oneLine(tv.Title)
 		u.SessionUpdate, u.Kind, u.Status = acp.UpdateToolCall, acp.ToolKind(tools.KindExecute), acp.StatusInProgress
+		if p.WillAsk != nil && p.WillAsk(d.Name, c.args) {
+			u.Status, c.pending = acp.StatusPending, true
+		}
 		if tv.Description != "" {
 			c.content = append(c.content, acp.TextContent(tv.Description))
 		}
@@ -238,6 +249,41 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 		c.announced = true
 	}
 	return w.list(u, &title)
+}
+
+// PermissionCard is the tool call as the user should see it when asked
+// for permission (the toolCall of `session/request_permission`): title,
+// kind, status pending, content, locations and rawInput. preview, when
+// non-nil, replaces the call card (e.g. the hunks an edit would apply).
+// A terminal tool's card keeps its terminal item, since the editor would
+// otherwise replace the terminal it already shows. It does not change
+// the presenter's per-call state.
+func (p *Presenter) PermissionCard(callID, name string, args json.RawMessage, preview tools.ToolCallView) acp.SessionUpdate {
+	tool, _ := p.tools.Get(name)
+	view := preview
+	if view == nil {
+		view = tool.CallView(args)
+	}
+	u := acp.SessionUpdate{ToolCallID: callID, Status: acp.StatusPending, RawInput: rawInput(args)}
+	if tv, ok := view.(tools.TerminalCall); ok && tool.Terminal {
+		title := oneLine(tv.Title)
+		u.Title, u.Kind = &title, acp.ToolKind(tools.KindExecute)
+		var content []acp.ToolCallContent
+		if tv.Description != "" {
+			content = append(content, acp.TextContent(tv.Description))
+		}
+		if p.view.TerminalOutput {
+			content = append(content, acp.ToolCallContent{Type: "terminal", TerminalID: callID})
+		}
+		u.ToolContent = content
+		return u
+	}
+	title, kind, content, locs := p.callCard(new(card), name, view)
+	u.Title, u.Kind, u.Locations = &title, kind, locs
+	if len(content) > 0 {
+		u.ToolContent = content
+	}
+	return u
 }
 
 // callCard maps a generic or diff call view (or nil, the fallback) to its

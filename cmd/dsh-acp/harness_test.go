@@ -39,11 +39,16 @@ type harnessOpts struct {
 	model  llm.Client // overrides replay
 	caps   map[string]any
 	info   map[string]string
+	mode   string // permission mode; "" means bypassPermissions
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
-	cfg := config{Model: "deepseek-chat", MaxSteps: 8, Mode: "default", Replay: o.replay, StateDir: t.TempDir(), LocationLineBase: -1}
+	mode := o.mode
+	if mode == "" {
+		mode = "bypassPermissions"
+	}
+	cfg := config{Model: "deepseek-chat", MaxSteps: 8, Mode: mode, Replay: o.replay, StateDir: t.TempDir(), LocationLineBase: -1}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	client := o.model
 	if client == nil {

@@ -1,0 +1,162 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// The permission options offered to the user (ACP PermissionOption).
+var permissionOptions = []acp.PermissionOption{
+	{OptionID: "allow-once", Name: "Allow", Kind: "allow_once"},
+	{OptionID: "allow-always", Name: "Always allow", Kind: "allow_always"},
+	{OptionID: "reject-once", Name: "Reject", Kind: "reject_once"},
+	{OptionID: "reject-always", Name: "Always reject", Kind: "reject_always"},
+}
+
+// permState is a session's permission state: its mode, the answers to
+// remember, and the lock that keeps one request to the user at a time.
+type permState struct {
+	b    *Bridge
+	s    *liveSession
+	mem  *permission.Memory
+	mu   sync.Mutex // guards mode
+	mode string
+	ask  sync.Mutex // one permission request at a time
+}
+
+type permKey struct{}
+
+func (p *permState) currentMode() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+func (p *permState) setMode(m string) {
+	p.mu.Lock()
+	p.mode = m
+	p.mu.Unlock()
+}
+
+// call turns a tool call into what the policy judges: the paths it
+// touches and, for bash, the command.
+func (p *permState) call(name string, args json.RawMessage) permission.Call {
+	c := permission.Call{Tool: name, Cwd: p.s.cwd}
+	var a struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+		Command  string `json:"command"`
+		Workdir  string `json:"workdir"`
+	}
+	_ = json.Unmarshal(args, &a)
+	for _, path := range []string{a.FilePath, a.Path, a.Workdir} {
+		if path != "" {
+			c.Paths = append(c.Paths, path)
+		}
+	}
+	c.Command = a.Command
+	return c
+}
+
+// willAsk reports whether a call would ask the user now.
+func (p *permState) willAsk(name string, args json.RawMessage) bool {
+	d, _ := p.mem.Decide(p.currentMode(), p.call(name, args))
+	return d == permission.Ask
+}
+
+// PermissionError is the error a refused tool call returns (the model
+// sees its message).
+const PermissionError = "PermissionError"
+
+// middleware is the permission step of the tools execute chain: it lets a
+// call run, refuses it (plan mode, a remembered reject) or asks the user
+// with `session/request_permission`, showing the card the user would see
+// (the tool's Preview when it has one).
+func (b *Bridge) middleware(ctx context.Context, ex *tools.Exec, next tools.Next) tools.Result {
+	if ex.Session == nil {
+		return next(ctx, ex)
+	}
+	p, _ := ex.Session.Value(permKey{}, nil).(*permState)
+	if p == nil {
+		return next(ctx, ex)
+	}
+	c := p.call(ex.Name, ex.Args)
+	d, why := p.mem.Decide(p.currentMode(), c)
+	switch d {
+	case permission.Allow:
+		return next(ctx, ex)
+	case permission.Refuse:
+		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
+	}
+	p.ask.Lock()
+	defer p.ask.Unlock()
+	// The answer to an earlier request may cover this call now.
+	if d, _ := p.mem.Decide(p.currentMode(), c); d == permission.Allow {
+		return next(ctx, ex)
+	}
+	var preview tools.ToolCallView
+	if tool, ok := b.cfg.Tools.Get(ex.Name); ok && tool.Preview != nil {
+		if v, err := tool.Preview(ctx, ex); err == nil {
+			preview = v
+		}
+	}
+	card := NewPresenter(p.s.view, b.cfg.Tools).PermissionCard(ex.CallID, ex.Name, ex.Args, preview)
+	var res acp.RequestPermissionResponse
+	err := b.client.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions}, &res)
+	if err != nil || res.Outcome.Outcome != "selected" {
+		// Cancelled (or the request failed because the turn was
+		// cancelled): nothing runs and the turn ends cancelled.
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn("permission request failed; treating it as cancelled", "err", err)
+		}
+		p.s.cancelTurn()
+		return tools.ErrorResult(ex.CallID, errors.New("cancelled by the user"))
+	}
+	switch res.Outcome.OptionID {
+	case "allow-always":
+		p.mem.Remember(c, true)
+		return next(ctx, ex)
+	case "allow-once":
+		return next(ctx, ex)
+	case "reject-always":
+		p.mem.Remember(c, false)
+	case "reject-once":
+	default:
+		b.log.Warn("unknown permission option; treating it as a reject", "optionId", res.Outcome.OptionID)
+	}
+	return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REJECTED",
+		Message: fmt.Sprintf("the user rejected this %s call; do not retry it unchanged, ask the user how to proceed", ex.Name)})
+}
+
+// modeState is what session/new and session/load answer about modes.
+func modeState(current string) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: current}
+	for _, m := range permission.Modes {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: m.ID, Name: m.Name, Description: m.Description})
+	}
+	return st
+}
+
+// setMode serves session/set_mode.
+func (b *Bridge) setMode(params json.RawMessage) (any, error) {
+	var p acp.SetSessionModeRequest
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	s := b.session(p.SessionID)
+	if s == nil {
+		return nil, unknownSession(p.SessionID)
+	}
+	if !permission.ValidMode(p.ModeID) {
+		return nil, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)
+	}
+	s.perm.setMode(p.ModeID)
+	return struct{}{}, nil
+}
