@@ -250,8 +250,8 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			return t.cancelled(), false
 		}
 		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
-		t.emit(session.ToolExec{CallID: c.CallID})
 		ex := &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Session: t.s.Tools,
+			OnStart: func() { t.emit(session.ToolExec{CallID: c.CallID}) },
 			Progress: func(p tools.Progress) {
 				t.emit(session.ToolProgress{CallID: c.CallID, Progress: p})
 				if p.Plan != nil {

@@ -203,6 +203,9 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 			res = ErrorResult(ex.CallID, fmt.Errorf("tool %q panicked: %v", ex.Name, v))
 		}
 	}()
+	if ex.OnStart != nil {
+		ex.OnStart()
+	}
 	r.mu.RLock()
 	e, ok := r.tools[ex.Name]
 	r.mu.RUnlock()

@@ -18,6 +18,9 @@ type Exec struct {
 	// Progress receives partial output; it may be nil and must never block
 	// for long. Tools call Exec.Report rather than Progress directly.
 	Progress func(Progress)
+	// OnStart, when set, is called once by the registry when the call
+	// passes every middleware (permission included) and is about to run.
+	OnStart func()
 }
 
 // Tool is a registered tool. Build one with Define from a Spec, or fill it

@@ -21,7 +21,7 @@ import (
 var demoFiles embed.FS
 
 // demoPrompt is what the demo asks the recorded model.
-const demoPrompt = "Give me a quick tour of this project."
+const demoPrompt = "Switch config.txt to release mode and check it."
 
 // runDemo copies the sample workspace into a fresh temporary directory,
 // starts the agent on the embedded recording and drives one prompt turn
@@ -46,7 +46,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dsh-acp demo:", err)
 		return 1
 	}
-	cfg := config{Model: "deepseek-chat", MaxSteps: 16, Mode: "bypassPermissions", Replay: rec,
+	cfg := config{Model: "deepseek-chat", MaxSteps: 16, Mode: "default", Replay: rec,
 		StateDir: filepath.Join(tmp, "state"), LocationLineBase: -1}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b, cleanup := newBridge(cfg, log)
