@@ -60,7 +60,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	client.OnMessage = p.message
 	client.OnRequest = func(method string, params json.RawMessage) (any, error) {
 		if method == "session/request_permission" {
-			fmt.Fprintln(stdout, "permission  answered allow-once")
+			var req acp.RequestPermissionRequest
+			_ = json.Unmarshal(params, &req)
+			title := ""
+			if req.ToolCall.Title != nil {
+				title = *req.ToolCall.Title
+			}
+			fmt.Fprintf(stdout, "%-19s %s %q -> allow-once\n", "request_permission", req.ToolCall.ToolCallID, title)
 			return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}, nil
 		}
 		return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: "the demo client does not serve " + method}
