@@ -1,0 +1,121 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// fakeEditor answers permission requests with a fixed option.
+type fakeEditor struct {
+	option string
+	asked  int
+	last   acp.RequestPermissionRequest
+}
+
+func (f *fakeEditor) Notify(string, any) error { return nil }
+
+func (f *fakeEditor) Call(_ context.Context, method string, params, result any) error {
+	if method != "session/request_permission" {
+		return fmt.Errorf("unexpected %s", method)
+	}
+	f.asked++
+	f.last = params.(acp.RequestPermissionRequest)
+	out := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: f.option}}
+	if f.option == "cancelled" {
+		out.Outcome = acp.PermissionOutcome{Outcome: "cancelled"}
+	}
+	b, _ := json.Marshal(out)
+	return json.Unmarshal(b, result)
+}
+
+// TestPermissionMiddlewareTable runs mode × tool × inside/outside × answer
+// through the registry's execute chain.
+func TestPermissionMiddlewareTable(t *testing.T) {
+	cwd := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "x.txt")
+	inside := filepath.Join(cwd, "x.txt")
+	argsFor := func(tool, path string) string {
+		switch tool {
+		case "bash":
+			if path == outside {
+				return fmt.Sprintf(`{"command":"make","description":"d","workdir":%q}`, filepath.Dir(outside))
+			}
+			return `{"command":"make","description":"d"}`
+		case "todo_write":
+			return `{"todos":[]}`
+		}
+		return fmt.Sprintf(`{"file_path":%q}`, path)
+	}
+	// want: "run", "ask", or "refuse" for mode × tool × where.
+	type key struct{ mode, tool, where string }
+	want := map[key]string{}
+	for _, mode := range []string{"default", "acceptEdits", "plan", "bypassPermissions"} {
+		for _, tool := range []string{"read", "write", "edit", "bash", "todo_write"} {
+			for _, where := range []string{"inside", "outside"} {
+				w := "ask"
+				switch {
+				case tool == "todo_write":
+					w = "run"
+				case mode == "plan" && tool != "read":
+					w = "refuse"
+				case where == "outside":
+					w = "ask"
+				case tool == "read":
+					w = "run"
+				case mode == "bypassPermissions":
+					w = "run"
+				case mode == "acceptEdits" && tool != "bash":
+					w = "run"
+				}
+				want[key{mode, tool, where}] = w
+			}
+		}
+	}
+	for k, w := range want {
+		for _, option := range []string{"allow-once", "reject-once"} {
+			name := fmt.Sprintf("%s/%s/%s/%s", k.mode, k.tool, k.where, option)
+			reg := tools.NewRegistry()
+			ran := 0
+			for _, tn := range []string{"read", "write", "edit", "bash", "todo_write"} {
+				_ = reg.Register(tools.Tool{Name: tn, Parameters: json.RawMessage(`{"type":"object"}`),
+					Execute: func(context.Context, *tools.Exec) (tools.Output, error) {
+						ran++
+						return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
+					}})
+			}
+			fe := &fakeEditor{option: option}
+			b := New(Config{Tools: reg, Mode: k.mode})
+			b.client = fe
+			s := b.openSession("s1", cwd, nil)
+			path := inside
+			if k.where == "outside" {
+				path = outside
+			}
+			res := reg.Execute(context.Background(), &tools.Exec{CallID: "c1", Name: k.tool, Args: json.RawMessage(argsFor(k.tool, path)), Session: s.agent.Tools})
+			asked := fe.asked == 1
+			text := tools.JoinText(res.Content)
+			switch {
+			case w == "run" && (asked || ran != 1 || res.IsError):
+				t.Errorf("%s: want run, got asked=%v ran=%d %q", name, asked, ran, text)
+			case w == "refuse" && (asked || ran != 0 || !strings.Contains(text, "plan mode")):
+				t.Errorf("%s: want refuse, got asked=%v ran=%d %q", name, asked, ran, text)
+			case w == "ask" && !asked:
+				t.Errorf("%s: want ask, not asked (ran=%d %q)", name, ran, text)
+			case w == "ask" && option == "allow-once" && (ran != 1 || res.IsError):
+				t.Errorf("%s: allowed but ran=%d %q", name, ran, text)
+			case w == "ask" && option == "reject-once" && (ran != 0 || !res.IsError || !strings.Contains(text, "rejected")):
+				t.Errorf("%s: rejected but ran=%d %q", name, ran, text)
+			}
+			if asked && (fe.last.ToolCall.Status != acp.StatusPending || fe.last.ToolCall.ToolCallID != "c1" || len(fe.last.Options) != 4) {
+				t.Errorf("%s: permission request %+v", name, fe.last)
+			}
+		}
+	}
+}
