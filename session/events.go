@@ -150,15 +150,18 @@ type ToolProgress struct {
 
 // ToolResult is a tool call's final result. Cancelled marks a call ended
 // by the user's cancel (its card fails with "Cancelled by the user.").
+// SourceEventSeqs, set on the results crash repair adds, holds the Seq of
+// the event that announced the call.
 type ToolResult struct {
-	Turn      int              `json:"turn"`
-	Step      int              `json:"step"`
-	CallID    string           `json:"callId"`
-	Content   []tools.Content  `json:"content"`
-	IsError   bool             `json:"isError"`
-	Error     *tools.ErrorInfo `json:"error,omitempty"`
-	Meta      json.RawMessage  `json:"meta,omitempty"`
-	Cancelled bool             `json:"cancelled,omitempty"`
+	Turn            int              `json:"turn"`
+	Step            int              `json:"step"`
+	CallID          string           `json:"callId"`
+	Content         []tools.Content  `json:"content"`
+	IsError         bool             `json:"isError"`
+	Error           *tools.ErrorInfo `json:"error,omitempty"`
+	Meta            json.RawMessage  `json:"meta,omitempty"`
+	Cancelled       bool             `json:"cancelled,omitempty"`
+	SourceEventSeqs []int64          `json:"sourceEventSeqs,omitempty"`
 }
 
 // Plan is a todo list snapshot written by a tool while it runs.

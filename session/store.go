@@ -10,21 +10,31 @@ import (
 // block for long (the bridge writes the updates to the editor).
 type Sink func(Event)
 
-// Store keeps a session's logged events in memory and passes every event
-// to its sink. Logged events get contiguous Seq numbers from 0; transient
-// events get Seq -1 and are not kept. A Store is safe for concurrent use;
-// Emit calls are serialised, so the sink sees events in Seq order.
+// Store keeps a session's logged events in memory, appends them to the
+// session's Log when it has one, and passes every event to its sink.
+// Logged events get contiguous Seq numbers from 0; transient events get
+// Seq -1 and are neither kept nor logged. A Store is safe for concurrent
+// use; Emit calls are serialised, so the log and the sink see events in
+// Seq order.
 type Store struct {
 	mu     sync.Mutex
 	events []Event
 	sink   Sink
 	now    func() time.Time
+	log    *Log
 }
 
-// NewStore returns an empty store that passes events to sink (which may
-// be nil).
+// NewStore returns an empty in-memory store that passes events to sink
+// (which may be nil).
 func NewStore(sink Sink) *Store {
 	return &Store{sink: sink, now: time.Now}
+}
+
+// NewLoggedStore returns a store that already holds events (Seq 0..n-1,
+// e.g. a loaded log) and appends every new logged event to log (nil: in
+// memory only). The store owns events from then on.
+func NewLoggedStore(events []Event, log *Log, sink Sink) *Store {
+	return &Store{events: events, sink: sink, now: time.Now, log: log}
 }
 
 // SetSink replaces the sink (e.g. when an editor reconnects).
@@ -34,8 +44,10 @@ func (s *Store) SetSink(sink Sink) {
 	s.mu.Unlock()
 }
 
-// Emit records d (unless it is transient) and passes it to the sink.
-// It returns the event as recorded.
+// Emit records d (unless it is transient), appends it to the log, and
+// passes it to the sink. It returns the event as recorded. A log write
+// error does not stop the session: it is kept by the Log and returned by
+// Flush.
 func (s *Store) Emit(d Data) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -43,6 +55,9 @@ func (s *Store) Emit(d Data) Event {
 	if !d.Transient() {
 		ev.Seq = int64(len(s.events))
 		s.events = append(s.events, ev)
+		if s.log != nil {
+			_ = s.log.Append(ev)
+		}
 	}
 	if s.sink != nil {
 		s.sink(ev)
@@ -55,4 +70,25 @@ func (s *Store) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Event(nil), s.events...)
+}
+
+// Log returns the store's log, nil for an in-memory store.
+func (s *Store) Log() *Log { return s.log }
+
+// Flush makes every logged event durable (Log.Sync) and returns the
+// log's first write error, if any. Without a log it does nothing.
+func (s *Store) Flush() error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.Sync()
+}
+
+// Close flushes and closes the log (later events are kept in memory
+// only). Without a log it does nothing; closing twice is harmless.
+func (s *Store) Close() error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.Close()
 }

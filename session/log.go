@@ -1,0 +1,242 @@
+package session
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+)
+
+// FormatVersion is the log format written in every header. Version 0 is
+// "unstable": a log with another version is refused, never migrated.
+const FormatVersion = 0
+
+// headerType is the "type" of a log's first line.
+const headerType = "session"
+
+// Header is the first line of a session log:
+// `{"type":"session","version":0,"id","createdAt","cwd"}`. CreatedAt is
+// Unix milliseconds; Cwd is the session's absolute working directory.
+type Header struct {
+	Type      string `json:"type"`
+	Version   int    `json:"version"`
+	ID        string `json:"id"`
+	CreatedAt int64  `json:"createdAt"`
+	Cwd       string `json:"cwd,omitempty"`
+}
+
+// NewHeader returns the header of a new session created at createdAt
+// (Unix ms).
+func NewHeader(id, cwd string, createdAt int64) Header {
+	return Header{Type: headerType, Version: FormatVersion, ID: id, CreatedAt: createdAt, Cwd: cwd}
+}
+
+// Permissions of the state directory's folders and files: owner only.
+const (
+	dirPerm  = 0o700
+	filePerm = 0o600
+)
+
+// LogPath is where the log of session id with working directory cwd
+// lives: root/cwd-<first 12 hex digits of sha256(cwd)>/<encoded id>.jsonl,
+// or root/_no-cwd/... for an empty cwd (see encodeID).
+func LogPath(root, cwd, id string) string {
+	return filepath.Join(root, cwdDir(cwd), encodeID(id)+".jsonl")
+}
+
+// cwdDir is the folder of a cwd's sessions (one path segment).
+func cwdDir(cwd string) string {
+	if cwd == "" {
+		return "_no-cwd"
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	return "cwd-" + hex.EncodeToString(sum[:6])
+}
+
+// encodeID makes a session id a file name: [A-Za-z0-9._-] are kept, every
+// other UTF-16 code unit becomes ~XXXX (4 lowercase hex digits), and the
+// names "." and ".." are escaped whole. Distinct ids give distinct names.
+func encodeID(id string) string {
+	plain := id != "" && id != "." && id != ".."
+	for i := 0; plain && i < len(id); i++ {
+		plain = keptByte(id[i])
+	}
+	if plain {
+		return id
+	}
+	var b []byte
+	for _, u := range utf16.Encode([]rune(id)) {
+		if u < 0x80 && keptByte(byte(u)) && id != "." && id != ".." {
+			b = append(b, byte(u))
+			continue
+		}
+		b = append(b, '~')
+		b = append(b, fmt.Sprintf("%04x", u)...)
+	}
+	return string(b)
+}
+
+func keptByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// Log appends one session's logged events to its JSONL file, one line per
+// event, written through to the operating system as each event arrives
+// (so a crash of the process loses nothing that was appended; Sync makes
+// it durable). The file, with its header line, is created on the first
+// Append, in a folder created with mode 0700; the file has mode 0600.
+// A Log is safe for concurrent use. After a write error every later
+// Append fails with that error (Err returns it).
+type Log struct {
+	mu     sync.Mutex
+	path   string
+	header Header
+	f      *os.File // nil until the file is opened
+	buf    bytes.Buffer
+	enc    *json.Encoder
+	err    error
+	closed bool
+}
+
+// NewLog returns the log of a new session at path; nothing is written
+// until the first Append.
+func NewLog(path string, h Header) *Log {
+	l := &Log{path: path, header: h}
+	l.enc = json.NewEncoder(&l.buf)
+	l.enc.SetEscapeHTML(false)
+	return l
+}
+
+// appendLog returns a Log that appends to the existing file f.
+func appendLog(path string, h Header, f *os.File) *Log {
+	l := NewLog(path, h)
+	l.f = f
+	return l
+}
+
+// Path is the log's file path.
+func (l *Log) Path() string { return l.path }
+
+// Header is the log's header.
+func (l *Log) Header() Header { return l.header }
+
+// ErrClosed is returned by Append on a closed Log.
+var ErrClosed = errors.New("session: log is closed")
+
+// Append writes ev as one line `{"type","seq","time","data"}\n`. The first
+// Append creates the file and writes the header line with it. Errors are
+// sticky and wrap the file system's error.
+func (l *Log) Append(ev Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	if l.closed {
+		return ErrClosed
+	}
+	l.buf.Reset()
+	if l.f == nil {
+		if err := l.enc.Encode(l.header); err != nil {
+			l.err = fmt.Errorf("session: encoding the log header: %w", err)
+			return l.err
+		}
+	}
+	if err := l.encodeEvent(ev); err != nil {
+		return err // an unencodable event is skipped, the log stays usable
+	}
+	if l.f == nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), dirPerm); err != nil {
+			l.err = fmt.Errorf("session: creating the log folder: %w", err)
+			return l.err
+		}
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+		if err != nil {
+			l.err = fmt.Errorf("session: creating the log: %w", err)
+			return l.err
+		}
+		l.f = f
+	}
+	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+		l.err = fmt.Errorf("session: writing the log %s: %w", l.path, err)
+		return l.err
+	}
+	return nil
+}
+
+// encodeEvent appends ev's line to l.buf; on failure l.buf is left as it
+// was before the call.
+func (l *Log) encodeEvent(ev Event) error {
+	if ev.Data == nil {
+		return fmt.Errorf("session: event %d has no data", ev.Seq)
+	}
+	mark := l.buf.Len()
+	l.buf.WriteString(`{"type":`)
+	l.buf.WriteString(strconv.Quote(ev.Data.EventType()))
+	l.buf.WriteString(`,"seq":`)
+	l.buf.WriteString(strconv.FormatInt(ev.Seq, 10))
+	l.buf.WriteString(`,"time":`)
+	l.buf.WriteString(strconv.FormatInt(ev.Time, 10))
+	l.buf.WriteString(`,"data":`)
+	if err := l.enc.Encode(ev.Data); err != nil {
+		l.buf.Truncate(mark)
+		return fmt.Errorf("session: encoding %s: %w", ev.Data.EventType(), err)
+	}
+	l.buf.Truncate(l.buf.Len() - 1) // the encoder's newline
+	l.buf.WriteString("}\n")
+	return nil
+}
+
+// Sync commits what was appended to stable storage (fsync). It returns the
+// sticky write error, if any; without a file yet it does nothing.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	if l.f == nil || l.closed {
+		return nil
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("session: syncing the log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Err returns the sticky write error, or nil.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Close syncs and closes the file; later Appends fail with ErrClosed.
+// Closing twice is harmless.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.f == nil {
+		return l.err
+	}
+	err := l.f.Sync()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("session: closing the log %s: %w", l.path, err)
+	}
+	return l.err
+}

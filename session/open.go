@@ -1,0 +1,84 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Open makes the file hold exactly l.Events and returns it as a Log for
+// appending. When the file needs repair (NeedsRepair), the user's log is
+// first copied beside it as BackupPath (recorded in l.Backup) (mode 0600, never overwriting a
+// file), then the repaired log (the kept bytes plus the synthetic events)
+// is written to a temporary file and renamed over the original. Errors
+// wrap the file system's; on error the original file is unchanged.
+func (l *Loaded) Open() (*Log, error) {
+	if l.NeedsRepair() {
+		if err := l.writeRepair(); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("session: opening the log: %w", err)
+	}
+	return appendLog(l.Path, l.Header, f), nil
+}
+
+// BackupPath is the backup name of the log at path taken at t:
+// <path>.<Unix ms>.bak (not a *.jsonl name, so never listed).
+func BackupPath(path string, t time.Time) string {
+	return path + "." + strconv.FormatInt(t.UnixMilli(), 10) + ".bak"
+}
+
+// writeRepair backs the file up and replaces it with the repaired log.
+func (l *Loaded) writeRepair() error {
+	backup := BackupPath(l.Path, time.Now())
+	if err := writeNew(backup, l.data); err != nil {
+		return fmt.Errorf("session: backing up the log before repair: %w", err)
+	}
+	repaired := NewLog(l.Path, l.Header)
+	repaired.buf.Write(l.data[:l.Keep])
+	for _, ev := range l.Events[len(l.Events)-l.Synthetic:] {
+		if err := repaired.encodeEvent(ev); err != nil {
+			return err
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(l.Path), "."+filepath.Base(l.Path)+".tmp-"+hex.EncodeToString(rnd[:]))
+	if err := writeNew(tmp, repaired.buf.Bytes()); err != nil {
+		return fmt.Errorf("session: writing the repaired log: %w", err)
+	}
+	if err := os.Rename(tmp, l.Path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("session: replacing the log with its repair: %w", err)
+	}
+	l.data = repaired.buf.Bytes()
+	l.Keep, l.Synthetic, l.Backup = int64(len(l.data)), 0, backup
+	return nil
+}
+
+// writeNew creates path (which must not exist) with mode 0600, writes
+// data and syncs it.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
