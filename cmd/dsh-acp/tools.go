@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -17,6 +18,7 @@ func registerTools(reg *tools.Registry, log *slog.Logger) (cleanup func()) {
 	var defaults []tools.Tool
 	var cleanups []func()
 	// Default tools are appended here: toolfs, toolbash, todo_write.
+	defaults = append(defaults, toolfs.Tools()...)
 	for _, t := range append(defaults, extraTools...) {
 		if err := reg.Register(t); err != nil {
 			log.Error("could not register a tool", "tool", t.Name, "err", err)

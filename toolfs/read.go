@@ -1,0 +1,213 @@
+package toolfs
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// ReadArgs are the arguments of `read`. Offset and Limit are nil when
+// absent; they must be positive integers (Limit at most MaxLines).
+type ReadArgs struct {
+	FilePath string   `json:"file_path"`
+	Offset   *float64 `json:"offset"`
+	Limit    *float64 `json:"limit"`
+}
+
+// Read returns the `read` tool: it returns a window of a UTF-8 text file as
+// numbered lines in the envelope
+// "<path>P</path>\n<type>file</type>\n<content>\n…\n</content>" (P the
+// absolute path) and records the version it saw. Errors (FsError):
+// FS_NOT_FOUND (missing file, offset past the end, a parent that is a
+// file), FS_NOT_REGULAR_FILE, FS_NOT_TEXT (a NUL byte in the first 8 KiB,
+// or invalid UTF-8), FS_ABORTED, FS_IO_ERROR; argument rules give
+// INVALID_ARGS with the reference's texts.
+func Read() tools.Tool {
+	return tools.Define(tools.Def[ReadArgs]{
+		Name:        "read",
+		Description: "Read a UTF-8 text file and return line-numbered content.",
+		Spec: tools.Spec{
+			{Name: "file_path", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
+			{Name: "offset", Prop: tools.Prop{Type: tools.TypeNumber, Description: "1-based first line to return. Defaults to 1."}},
+			{Name: "limit", Prop: tools.Prop{Type: tools.TypeNumber, Description: "Defaults to 2000."}},
+		},
+		Execute:     executeRead,
+		PresentCall: presentReadCall,
+	})
+}
+
+// maxOffset bounds an offset kept as an int; any larger one is past the
+// end of every file.
+const maxOffset = 1 << 53
+
+// isPositiveInt reports whether x is an integer ≥ 1.
+func isPositiveInt(x float64) bool {
+	return x >= 1 && x == math.Trunc(x) && !math.IsInf(x, 0)
+}
+
+// jsNumber formats x as JavaScript prints a number (for titles and
+// messages that echo an argument).
+func jsNumber(x float64) string {
+	if math.Abs(x) >= 1e21 {
+		return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e+0", "e+", 1)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// envelope wraps a tool's text for the model.
+func envelope(path, body string) string {
+	return "<path>" + path + "</path>\n<type>file</type>\n<content>\n" + body + "\n</content>"
+}
+
+// checkPath applies the rule shared by the three tools.
+func checkPath(p string) error {
+	if strings.TrimSpace(p) == "" {
+		return argErr("file_path must be a non-empty string")
+	}
+	return nil
+}
+
+// cwdOf returns the session's cwd ("" without a session: the process's).
+func cwdOf(s tools.Session) string {
+	if s == nil {
+		return ""
+	}
+	return s.Cwd()
+}
+
+func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output, error) {
+	if err := checkPath(a.FilePath); err != nil {
+		return tools.Output{}, err
+	}
+	offset, limit, offsetText := 1, MaxLines, "1"
+	if a.Offset != nil {
+		if !isPositiveInt(*a.Offset) {
+			return tools.Output{}, argErr("offset must be a positive integer")
+		}
+		offset, offsetText = int(min(*a.Offset, maxOffset)), jsNumber(*a.Offset)
+	}
+	if a.Limit != nil {
+		if !isPositiveInt(*a.Limit) {
+			return tools.Output{}, argErr("limit must be a positive integer")
+		}
+		if *a.Limit > MaxLines {
+			return tools.Output{}, argErr("limit must be less than or equal to 2000")
+		}
+		limit = int(*a.Limit)
+	}
+	if err := ctx.Err(); err != nil {
+		return tools.Output{}, aborted("read", err)
+	}
+	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	if err != nil {
+		return tools.Output{}, err
+	}
+	info, err := statFile(f, "read")
+	if err != nil {
+		return tools.Output{}, err
+	}
+	if info == nil {
+		return tools.Output{}, fsErr(CodeNotFound, "cannot read %q: not found", f.display)
+	}
+	var (
+		body  string
+		total int
+		ver   version
+	)
+	e := editorFor(ex.Session, f, info, false)
+	switch {
+	case e == nil && (info.Size() >= StreamThreshold || info.Size() == 0):
+		body, total, ver, err = readStreamed(ctx, f, offset, limit)
+	default:
+		var text []byte
+		text, ver, err = readWhole(ctx, f, e)
+		if err == nil {
+			body, total = windowBytes(bytes.TrimPrefix(text, bom), offset, limit)
+		}
+	}
+	if err != nil {
+		return tools.Output{}, err
+	}
+	if offset > total && !(total == 0 && offset == 1) {
+		return tools.Output{}, fsErr(CodeNotFound, "offset %s is out of range for %q (%d lines)", offsetText, f.display, total)
+	}
+	observedOf(ex.Session).put(f.target, ver)
+	return tools.Output{Content: []tools.Content{tools.Text(envelope(f.display, body))}}, nil
+}
+
+// readWhole loads f's text: from disk, or through e when non-nil (the disk
+// bytes are then read too, for the version, and must be text as well).
+func readWhole(ctx context.Context, f file, e tools.Editor) ([]byte, version, error) {
+	disk, err := os.ReadFile(f.target)
+	if err != nil {
+		return nil, version{}, ioErr("read", f.display, err)
+	}
+	if p := textProblem(disk); p != "" {
+		return nil, version{}, fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
+	}
+	ver := diskVersion(disk)
+	if e == nil {
+		return disk, ver, nil
+	}
+	text, err := e.ReadTextFile(ctx, f.display)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, version{}, aborted("read", ctx.Err())
+		}
+		return nil, version{}, ioErr("read", f.display, err)
+	}
+	if p := textProblem([]byte(text)); p != "" {
+		return nil, version{}, fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
+	}
+	ver.sum = sumOf([]byte(text))
+	return []byte(text), ver, nil
+}
+
+// readStreamed selects the window of f from disk with bounded memory.
+func readStreamed(ctx context.Context, f file, offset, limit int) (string, int, version, error) {
+	fh, err := os.Open(f.target)
+	if err != nil {
+		return "", 0, version{}, ioErr("read", f.display, err)
+	}
+	defer fh.Close()
+	r, err := streamWindow(ctx, fh, offset, limit)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", 0, version{}, aborted("read", ctx.Err())
+	case err != nil:
+		return "", 0, version{}, ioErr("read", f.display, err)
+	case r.problem != "":
+		return "", 0, version{}, fsErr(CodeNotText, "cannot read %q: %s", f.display, r.problem)
+	}
+	return r.body, r.total, version{sum: r.sum, disk: r.sum}, nil
+}
+
+// presentReadCall is the pending card: "Read <file_path>" with the window
+// suffix " (O - O+L-1)" (limit given and positive), else " (from line O)"
+// (offset given), kind read, one location at the first line read.
+func presentReadCall(a ReadArgs) tools.ToolCallView {
+	if strings.TrimSpace(a.FilePath) == "" {
+		return nil
+	}
+	title := "Read " + a.FilePath
+	o := 1.0
+	if a.Offset != nil {
+		o = *a.Offset
+	}
+	switch {
+	case a.Limit != nil && *a.Limit > 0:
+		title += " (" + jsNumber(o) + " - " + jsNumber(o+*a.Limit-1) + ")"
+	case a.Offset != nil:
+		title += " (from line " + jsNumber(o) + ")"
+	}
+	line := 1
+	if a.Offset != nil && isPositiveInt(*a.Offset) && *a.Offset <= math.MaxInt32 {
+		line = int(*a.Offset)
+	}
+	return tools.GenericCall{Title: title, Kind: tools.KindRead, Locations: []tools.FileLocation{{Path: a.FilePath, Line: line}}}
+}
