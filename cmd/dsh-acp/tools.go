@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/tooltodo"
 )
 
 // extraTools are registered after the default tools; test builds (tag
@@ -19,6 +20,7 @@ func registerTools(reg *tools.Registry, log *slog.Logger) (cleanup func()) {
 	var cleanups []func()
 	// Default tools are appended here: toolfs, toolbash, todo_write.
 	defaults = append(defaults, toolfs.Tools()...)
+	defaults = append(defaults, tooltodo.New())
 	for _, t := range append(defaults, extraTools...) {
 		if err := reg.Register(t); err != nil {
 			log.Error("could not register a tool", "tool", t.Name, "err", err)
