@@ -35,7 +35,10 @@ type Config struct {
 	// Mode is the permission mode new sessions start in (permission.Mode*
 	// ids); "" means default.
 	Mode string
-	Log  *slog.Logger
+	// StateDir is where session logs are kept (INTERFACE.md, State); ""
+	// keeps sessions in memory only (nothing to list or load from disk).
+	StateDir string
+	Log      *slog.Logger
 }
 
 // Client is what the bridge needs of the connection to the editor: an
@@ -56,6 +59,8 @@ type Bridge struct {
 	clientInfo *acp.Implementation
 	sessions   map[string]*liveSession
 	closing    bool
+
+	loads loadState // sessions being loaded (load.go)
 }
 
 // liveSession is a session open in this process.
@@ -146,6 +151,10 @@ func (b *Bridge) PrepareRequest(ctx context.Context, method string, params json.
 		return func(context.Context) (any, error) { return b.setMode(params) }
 	case "session/close":
 		return func(context.Context) (any, error) { return b.closeSession(params) }
+	case "session/load":
+		return b.prepareLoad(params)
+	case "session/list":
+		return func(context.Context) (any, error) { return b.listSessions(params) }
 	}
 	return func(context.Context) (any, error) {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "Method not found: %s", method)
@@ -177,8 +186,9 @@ func (b *Bridge) initialize(params json.RawMessage) (any, error) {
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:         true,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: &acp.SessionCapabilities{Close: &acp.Empty{}},
+			SessionCapabilities: &acp.SessionCapabilities{List: &acp.Empty{}, Close: &acp.Empty{}},
 		},
 		AuthMethods: []acp.AuthMethod{},
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
@@ -214,8 +224,25 @@ func (b *Bridge) newSession(params json.RawMessage) (any, error) {
 }
 
 // openSession registers a live session with the current capability
-// snapshot.
+// snapshot; a nil store is a new one (logged under StateDir).
 func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession {
+	s := b.buildSession(id, cwd, store)
+	b.register(s)
+	return s
+}
+
+// register makes s the live session of its id: its store's events go to
+// the editor through s's presenter.
+func (b *Bridge) register(s *liveSession) {
+	s.agent.Store.SetSink(func(ev session.Event) { b.send(s, ev) })
+	b.mu.Lock()
+	b.sessions[s.id] = s
+	b.mu.Unlock()
+}
+
+// buildSession makes a session over store with the current capability
+// snapshot, not yet registered.
+func (b *Bridge) buildSession(id, cwd string, store *session.Store) *liveSession {
 	b.mu.Lock()
 	caps, info := b.caps, b.clientInfo
 	b.mu.Unlock()
@@ -223,9 +250,8 @@ func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession 
 	s := &liveSession{id: id, cwd: cwd, view: view}
 	s.pres = NewPresenter(view, b.cfg.Tools)
 	if store == nil {
-		store = session.NewStore(nil)
+		store = b.newStore(id, cwd)
 	}
-	store.SetSink(func(ev session.Event) { b.send(s, ev) })
 	ts := tools.NewSession(id, cwd)
 	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
 	ts.Value(permKey{}, func() any { return s.perm })
@@ -234,9 +260,6 @@ func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession 
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}
 	s.agent = agent.NewSession(store, ts)
-	b.mu.Lock()
-	b.sessions[id] = s
-	b.mu.Unlock()
 	return s
 }
 
@@ -280,6 +303,7 @@ func (b *Bridge) closeSession(params json.RawMessage) (any, error) {
 		return nil, unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
+	b.releaseIfIdle(s)
 	return struct{}{}, nil
 }
 
@@ -308,6 +332,9 @@ func (b *Bridge) preparePrompt(ctx context.Context, params json.RawMessage) acp.
 	if s == nil {
 		return fail(unknownSession(p.SessionID))
 	}
+	if b.loads.busy(p.SessionID) {
+		return fail(acp.InvalidParams("Invalid params: session %s is being loaded", p.SessionID))
+	}
 	content, err := promptContent(p.Prompt)
 	if err != nil {
 		return fail(err)
@@ -328,12 +355,14 @@ func (b *Bridge) preparePrompt(ctx context.Context, params json.RawMessage) acp.
 			s.cancel = nil
 			s.mu.Unlock()
 			cancel()
+			b.releaseLog(s)
 		}()
 		title := ""
 		if first {
 			title = Title(content)
 		}
 		out := b.cfg.Agent.Turn(turnCtx, s.agent, content, title)
+		b.flushLog(s)
 		if out.Err != nil {
 			return nil, promptError(out.Err)
 		}

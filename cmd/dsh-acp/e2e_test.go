@@ -81,7 +81,7 @@ func TestInitialize(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	var got map[string]any
 	h.mustCall("initialize", map[string]any{"protocolVersion": 7}, &got)
-	want := `{"agentCapabilities":{"loadSession":false,"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"close":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + version + `"},"authMethods":[],"protocolVersion":1}`
+	want := `{"agentCapabilities":{"loadSession":true,"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"close":{},"list":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + version + `"},"authMethods":[],"protocolVersion":1}`
 	b, _ := json.Marshal(got)
 	if string(b) != want {
 		t.Errorf("initialize result\n got %s\nwant %s", b, want)

@@ -91,7 +91,7 @@ func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bri
 		MaxSteps: cfg.MaxSteps,
 		Log:      log,
 	})
-	b := bridge.New(bridge.Config{Agent: a, Tools: reg, Version: version, LocationLineBase: cfg.LocationLineBase, Mode: cfg.Mode, Log: log})
+	b := bridge.New(bridge.Config{Agent: a, Tools: reg, Version: version, LocationLineBase: cfg.LocationLineBase, Mode: cfg.Mode, StateDir: cfg.StateDir, Log: log})
 	return b, stopTools
 }
 

@@ -1,0 +1,99 @@
+package bridge
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/session"
+)
+
+// listPageSize is how many sessions one `session/list` answer holds.
+const listPageSize = 50
+
+// listSessions serves `session/list`: the sessions logged under the state
+// directory (those of `cwd` when given), newest first, with their titles
+// and the time of their last activity, one page per call.
+func (b *Bridge) listSessions(params json.RawMessage) (any, error) {
+	var p acp.ListSessionsRequest
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.InvalidParams("Invalid params: %v", err)
+		}
+	}
+	cwd := ""
+	if p.Cwd != "" {
+		if !filepath.IsAbs(p.Cwd) {
+			return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+		}
+		cwd = filepath.Clean(p.Cwd)
+	}
+	var infos []session.Info
+	if b.cfg.StateDir != "" {
+		var err error
+		if infos, err = session.List(b.cfg.StateDir, cwd); err != nil {
+			return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "STATE_DIR_UNREADABLE"}}
+		}
+	}
+	page, next, err := pageSessions(infos, p.Cursor, listPageSize)
+	if err != nil {
+		return nil, err
+	}
+	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
+	for _, in := range page {
+		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, Title: in.Title,
+			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z")})
+	}
+	return out, nil
+}
+
+// pageSessions returns the page of infos (sorted newest first, then by
+// id, as session.List returns them) that follows cursor ("" for the
+// first page), at most n long, and the cursor of the next page ("" when
+// this is the last). The cursor names the last session shown (its
+// updatedAt and id), so sessions that change between calls neither
+// shift nor repeat the rest. A cursor this function did not make is
+// -32602.
+func pageSessions(infos []session.Info, cursor string, n int) ([]session.Info, string, error) {
+	start := 0
+	if cursor != "" {
+		at, id, ok := parseCursor(cursor)
+		if !ok {
+			return nil, "", acp.InvalidParams("Invalid params: cursor %q is not one this agent gave", cursor)
+		}
+		for start < len(infos) && !after(infos[start], at, id) {
+			start++
+		}
+	}
+	end := min(start+n, len(infos))
+	page := infos[start:end]
+	next := ""
+	if end < len(infos) && len(page) > 0 {
+		last := page[len(page)-1]
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.UpdatedAt, 10) + "/" + last.ID))
+	}
+	return page, next, nil
+}
+
+// after reports whether in comes after the session (at, id) in the list
+// order: older, or as old with a greater id.
+func after(in session.Info, at int64, id string) bool {
+	return in.UpdatedAt < at || in.UpdatedAt == at && in.ID > id
+}
+
+func parseCursor(c string) (int64, string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", false
+	}
+	ms, id, ok := strings.Cut(string(raw), "/")
+	if !ok {
+		return 0, "", false
+	}
+	at, err := strconv.ParseInt(ms, 10, 64)
+	return at, id, err == nil
+}

@@ -1,0 +1,246 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/session"
+)
+
+// loadState is the set of session ids being loaded, so that a second
+// load, or a prompt, cannot interleave with a replay. The zero value is
+// ready to use.
+type loadState struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// claim marks id as loading; it reports false when it already was.
+func (l *loadState) claim(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ids[id] {
+		return false
+	}
+	if l.ids == nil {
+		l.ids = map[string]bool{}
+	}
+	l.ids[id] = true
+	return true
+}
+
+func (l *loadState) release(id string) {
+	l.mu.Lock()
+	delete(l.ids, id)
+	l.mu.Unlock()
+}
+
+// busy reports whether id is being loaded.
+func (l *loadState) busy(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ids[id]
+}
+
+// newStore returns the event store of a new session: logged to
+// StateDir/…/<id>.jsonl (created with the first event), or in memory only
+// when the bridge has no state directory.
+func (b *Bridge) newStore(id, cwd string) *session.Store {
+	if b.cfg.StateDir == "" {
+		return session.NewStore(nil)
+	}
+	h := session.NewHeader(id, cwd, time.Now().UnixMilli())
+	return session.NewLoggedStore(nil, session.NewLog(session.LogPath(b.cfg.StateDir, cwd, id), h), nil)
+}
+
+// prepareLoad validates `session/load` on the read goroutine and claims
+// the session id (a prompt or another load of it is refused until the
+// load has answered); the load itself runs in the returned function.
+func (b *Bridge) prepareLoad(params json.RawMessage) acp.RequestFunc {
+	var p acp.LoadSessionRequest
+	if err := decode(params, &p); err != nil {
+		return fail(err)
+	}
+	if p.SessionID == "" {
+		return fail(acp.InvalidParams("Invalid params: sessionId is required"))
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return fail(acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd))
+	}
+	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
+		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
+			"mcpServers", len(p.McpServers), "additionalDirectories", len(p.AdditionalDirectories))
+	}
+	live := b.session(p.SessionID)
+	if live != nil {
+		live.mu.Lock()
+		running := live.cancel != nil
+		live.mu.Unlock()
+		if running {
+			return fail(acp.InvalidParams("Invalid params: session %s has a prompt running; it cannot be loaded until that prompt ends", p.SessionID))
+		}
+	}
+	if !b.loads.claim(p.SessionID) {
+		return fail(acp.InvalidParams("Invalid params: session %s is already being loaded", p.SessionID))
+	}
+	cwd := filepath.Clean(p.Cwd)
+	return func(ctx context.Context) (any, error) {
+		defer b.loads.release(p.SessionID)
+		return b.load(ctx, p.SessionID, cwd, live)
+	}
+}
+
+// load opens session id: the live one (the editor reconnecting) or the
+// one logged under the state directory (repaired if a crash left it
+// open), replays its whole history to the editor, then registers it with
+// a fresh capability snapshot and presenter, and answers.
+func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (any, error) {
+	var store *session.Store
+	if live != nil && b.session(id) == live {
+		if live.cwd != cwd {
+			return nil, cwdMismatch(cwd, live.cwd)
+		}
+		store = live.agent.Store
+	} else {
+		var err error
+		if store, err = b.openLogged(id, cwd); err != nil {
+			return nil, err
+		}
+	}
+	events := store.Events()
+	s := b.buildSession(id, cwd, store)
+	if err := b.replay(ctx, s, events); err != nil {
+		if live == nil {
+			_ = store.Close()
+		}
+		return nil, err
+	}
+	if m := lastMode(events); m != "" {
+		s.perm.setMode(m)
+	}
+	b.register(s)
+	return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
+}
+
+// openLogged reads, checks and (when a crash left it torn or open)
+// repairs session id's log, and returns a store that continues it.
+func (b *Bridge) openLogged(id, cwd string) (*session.Store, error) {
+	if b.cfg.StateDir == "" {
+		return nil, unknownSession(id)
+	}
+	path, err := session.Find(b.cfg.StateDir, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, unknownSession(id)
+	}
+	if err != nil {
+		return nil, logError(id, "LOG_UNREADABLE", err)
+	}
+	ld, err := session.ReadLog(path)
+	if err != nil {
+		var ce *session.CorruptError
+		if errors.As(err, &ce) {
+			return nil, logError(id, "LOG_CORRUPT", fmt.Errorf("%w; the file was left unchanged", err))
+		}
+		return nil, logError(id, "LOG_UNREADABLE", err)
+	}
+	if ld.Header.Cwd != cwd {
+		return nil, cwdMismatch(cwd, ld.Header.Cwd)
+	}
+	dropped, synthetic := ld.Dropped(), ld.Synthetic
+	log, err := ld.Open()
+	if err != nil {
+		return nil, logError(id, "LOG_REPAIR_FAILED", err)
+	}
+	if ld.Backup != "" {
+		b.log.Warn("repaired a session log left by a crash", "session", id, "path", path,
+			"backup", ld.Backup, "droppedBytes", dropped, "syntheticEvents", synthetic)
+	}
+	return session.NewLoggedStore(ld.Events, log, nil), nil
+}
+
+func cwdMismatch(got, logged string) error {
+	return acp.InvalidParams("Invalid params: cwd %q does not match the session's cwd %q", got, logged)
+}
+
+// logError is the -32603 error of a session log that cannot be loaded.
+func logError(id, reason string, err error) error {
+	return &acp.Error{Code: acp.CodeInternalError,
+		Message: fmt.Sprintf("Internal error: session %s cannot be loaded: %v", id, err),
+		Data:    map[string]any{"reason": reason}}
+}
+
+// replay sends the updates of events to the editor through a replay
+// presenter with s's capability snapshot: user messages, thoughts and
+// messages, every tool call as one tool_call and its final update,
+// plans, titles. It stops when ctx ends or a write fails.
+func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Event) error {
+	v := s.view
+	v.Replay = true
+	p := NewPresenter(v, b.cfg.Tools)
+	for i, ev := range events {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, u := range p.Updates(ev) {
+			if err := b.client.Notify("session/update", acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+				return fmt.Errorf("replaying session %s: %w", s.id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// lastMode is the mode of the last ModeChange in events ("" when none or
+// not a known mode).
+func lastMode(events []session.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if m, ok := events[i].Data.(session.ModeChange); ok {
+			if permission.ValidMode(m.ModeID) {
+				return m.ModeID
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// flushLog makes s's log durable (at every turn end, before the prompt
+// answers). A write error is logged; the session goes on in memory.
+func (b *Bridge) flushLog(s *liveSession) {
+	if err := s.agent.Store.Flush(); err != nil {
+		b.log.Warn("the session log could not be written; the session goes on in memory", "session", s.id, "err", err)
+	}
+}
+
+// releaseLog closes s's log unless a registered session still uses its
+// store (s was closed, not replaced by a reload). Called when s's turn
+// ends and when s is closed while idle.
+func (b *Bridge) releaseLog(s *liveSession) {
+	b.mu.Lock()
+	cur := b.sessions[s.id]
+	b.mu.Unlock()
+	if cur != nil && cur.agent.Store == s.agent.Store {
+		return
+	}
+	if err := s.agent.Store.Close(); err != nil {
+		b.log.Warn("could not close the session log", "session", s.id, "err", err)
+	}
+}
+
+// releaseIfIdle closes the log of a session just closed, unless a turn
+// is still ending (that turn releases it).
+func (b *Bridge) releaseIfIdle(s *liveSession) {
+	s.mu.Lock()
+	idle := s.cancel == nil
+	s.mu.Unlock()
+	if idle {
+		b.releaseLog(s)
+	}
+}
