@@ -143,6 +143,12 @@ func executeEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.Output,
 	if !ok {
 		return tools.Output{}, fsErr(CodeNotObserved, "edit requires reading %q first", f.display)
 	}
+	return runEdit(ctx, ex.Session, obs, f, exp, a)
+}
+
+// runEdit edits f under its lock, provided it is still at version exp,
+// and records the new version in obs.
+func runEdit(ctx context.Context, s tools.Session, obs *observed, f file, exp version, a EditArgs) (tools.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Output{}, aborted("edit", err)
 	}
@@ -151,7 +157,7 @@ func executeEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.Output,
 		return tools.Output{}, aborted("edit", err)
 	}
 	defer unlock()
-	cur, after, err := planEdit(ctx, ex.Session, f, exp, a)
+	cur, after, err := planEdit(ctx, s, f, exp, a)
 	if err != nil {
 		return tools.Output{}, err
 	}

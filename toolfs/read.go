@@ -3,6 +3,7 @@ package toolfs
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -121,7 +122,7 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 	)
 	e := editorFor(ex.Session, f, info, false)
 	switch {
-	case e == nil && (info.Size() >= StreamThreshold || info.Size() == 0):
+	case e == nil && streams(info):
 		body, total, ver, err = readStreamed(ctx, f, offset, limit)
 	default:
 		var text []byte
@@ -138,6 +139,12 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 	}
 	observedOf(ex.Session).put(f.target, ver)
 	return tools.Output{Content: []tools.Content{tools.Text(envelope(f.display, body))}}, nil
+}
+
+// streams reports whether a read of the file described by info streams
+// it: a size of StreamThreshold or more, or an unknown size (0).
+func streams(info fs.FileInfo) bool {
+	return info.Size() >= StreamThreshold || info.Size() == 0
 }
 
 // readWhole loads f's text: from disk, or through e when non-nil (the disk
