@@ -1,0 +1,193 @@
+package toolbash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// task is a background command.
+type task struct {
+	id, owner string // owner: the starting session's id, "" for none
+	p         *proc
+	// Under Manager.mu:
+	killed bool // bash_kill stopped it
+	silent bool // its session is gone (or the agent is exiting): no notice
+}
+
+// startTask starts command as background task bash-N owned by the
+// caller's session and returns "started background task bash-N". When it
+// finishes, a notice reaches the session's next model request.
+func (m *Manager) startTask(ex *tools.Exec, command, dir string) (tools.Output, error) {
+	p, err := m.start(command, dir, nil)
+	if err != nil {
+		return tools.Output{}, err
+	}
+	owner := ""
+	if ex.Session != nil {
+		owner = ex.Session.ID()
+	}
+	m.mu.Lock()
+	t := &task{id: m.nextTaskID(), owner: owner, p: p}
+	m.tasks[t.id] = t
+	m.mu.Unlock()
+	go m.watch(t, ex.Session)
+	return tools.Output{Content: []tools.Content{tools.Text("started background task " + t.id)}}, nil
+}
+
+// watch posts t's notice once it has finished (it ends with t's process).
+func (m *Manager) watch(t *task, sess tools.Session) {
+	<-t.p.done
+	m.mu.Lock()
+	quiet := t.silent || t.killed
+	m.mu.Unlock()
+	if quiet || sess == nil {
+		return
+	}
+	code, sig, _ := t.p.exit()
+	tools.PostNotice(sess, "background bash task "+t.id+" finished "+statusLine(code, sig, false)+". Read its output with bash_output.")
+}
+
+type taskArgs struct {
+	TaskID string `json:"task_id"`
+}
+
+var taskSpec = tools.Spec{
+	{Name: "task_id", Prop: tools.Prop{Type: tools.TypeString, Required: true,
+		Description: `The id the bash tool returned when the task started, e.g. "bash-1".`}},
+}
+
+// lookupTask finds a task the caller may use.
+func (m *Manager) lookupTask(ex *tools.Exec, id string) (*task, error) {
+	if id == "" {
+		return nil, errors.New(`invalid task_id: expected a string, got ""`)
+	}
+	caller := ""
+	if ex.Session != nil {
+		caller = ex.Session.ID()
+	}
+	m.mu.Lock()
+	t := m.tasks[id]
+	m.mu.Unlock()
+	switch {
+	case t == nil:
+		return nil, fmt.Errorf("unknown bash task %q", id)
+	case t.owner != "" && t.owner != caller:
+		return nil, fmt.Errorf("task %s belongs to another session", id)
+	}
+	return t, nil
+}
+
+func (m *Manager) outputTool() tools.Tool {
+	return tools.Define(tools.Def[taskArgs]{
+		Name:        "bash_output",
+		Description: "Read what a background bash task has printed since the last read, and its status ([status: running], [status: completed, exit code: N], [status: killed…]).",
+		Spec:        taskSpec,
+		Execute: func(_ context.Context, ex *tools.Exec, a taskArgs) (tools.Output, error) {
+			t, err := m.lookupTask(ex, a.TaskID)
+			if err != nil {
+				return tools.Output{}, err
+			}
+			return tools.Output{Content: []tools.Content{tools.Text(m.taskOutput(t))}}, nil
+		},
+		PresentCall: func(a taskArgs) tools.ToolCallView {
+			return tools.GenericCall{Title: "Read output from background task " + a.TaskID, Kind: tools.KindExecute, RawInput: jsonText(a.TaskID)}
+		},
+	})
+}
+
+// taskOutput is bash_output's text:
+//
+//	new stdout, then "[stderr]\n" + new stderr (a newline between when
+//	needed), or "(no new output)";
+//	+ "\n[some output was dropped from memory; full output: PATHS]" when
+//	  unread output no longer was in memory;
+//	+ "\n" + the status line.
+func (m *Manager) taskOutput(t *task) string {
+	done := t.p.finished() // read the status first: the output is then complete
+	out, outDropped, outPath := t.p.out[0].readNew()
+	errb, errDropped, errPath := t.p.out[1].readNew()
+	var b strings.Builder
+	b.Write(out)
+	if len(errb) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[stderr]\n")
+		b.Write(errb)
+	}
+	if b.Len() == 0 {
+		b.WriteString("(no new output)")
+	}
+	if outDropped || errDropped {
+		b.WriteString(droppedLine(outPath, errPath))
+	}
+	b.WriteByte('\n')
+	if !done {
+		b.WriteString(statusRunning())
+	} else {
+		code, sig, _ := t.p.exit()
+		m.mu.Lock()
+		killed := t.killed
+		m.mu.Unlock()
+		b.WriteString(statusLine(code, sig, killed))
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// droppedLine says where the full output of a task is.
+func droppedLine(paths ...string) string {
+	var have []string
+	for _, p := range paths {
+		if p != "" {
+			have = append(have, p)
+		}
+	}
+	where := "(unavailable)"
+	if len(have) > 0 {
+		where = strings.Join(have, ", ")
+	}
+	return "\n[some output was dropped from memory; full output: " + where + "]"
+}
+
+func (m *Manager) killTool() tools.Tool {
+	return tools.Define(tools.Def[taskArgs]{
+		Name:        "bash_kill",
+		Description: "Stop a background bash task: SIGTERM to its processes, SIGKILL 3 s later if they are still there.",
+		Spec:        taskSpec,
+		Execute: func(ctx context.Context, ex *tools.Exec, a taskArgs) (tools.Output, error) {
+			t, err := m.lookupTask(ex, a.TaskID)
+			if err != nil {
+				return tools.Output{}, err
+			}
+			m.mu.Lock()
+			already := t.killed || t.p.finished()
+			t.killed = true
+			m.mu.Unlock()
+			if already {
+				return tools.Output{Content: []tools.Content{tools.Text("task " + t.id + " had already finished")}}, nil
+			}
+			t.p.terminate(KillGrace)
+			// Wait for it to end (at most KillGrace plus the pipes' grace),
+			// so that a bash_output right after shows the final status.
+			select {
+			case <-t.p.done:
+			case <-ctx.Done():
+			}
+			return tools.Output{Content: []tools.Content{tools.Text("killed background task " + t.id)}}, nil
+		},
+		PresentCall: func(a taskArgs) tools.ToolCallView {
+			return tools.GenericCall{Title: "Kill background task " + a.TaskID, Kind: tools.KindExecute, RawInput: jsonText(a.TaskID)}
+		},
+	})
+}
+
+// jsonText is s as a JSON string.
+func jsonText(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

@@ -1,0 +1,226 @@
+package toolbash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// Timeouts of a foreground command, in milliseconds.
+const (
+	DefaultTimeoutMs = 120000
+	MaxTimeoutMs     = 600000
+)
+
+// bashArgs are the bash tool's arguments.
+type bashArgs struct {
+	Command         string   `json:"command"`
+	Description     string   `json:"description"`
+	TimeoutMs       *float64 `json:"timeoutMs"`
+	Workdir         string   `json:"workdir"`
+	RunInBackground bool     `json:"run_in_background"`
+}
+
+const bashDescription = `Run a shell command with bash and return its output.
+
+- Every call starts a fresh non-interactive shell (bash -c): a cd or a variable does not carry over to the next call. Use workdir instead of cd.
+- stdin is closed, so commands that wait for input fail. Colours and pagers are off (NO_COLOR=1, TERM=dumb, PAGER=cat).
+- The result is stdout, then stderr after a "[stderr]" line. A non-zero exit adds "[exit code: N]" (not an error); a signal adds "[killed by signal: SIG…]".
+- Each stream keeps only its last 64000 bytes: when output was cut, the result says so and names a file with the full output (read it with other tools, or grep it).
+- Timeout: 120000 ms by default, at most 600000 ms (timeoutMs). On timeout the command is stopped and "[timed out after …ms]" is added.
+- For servers, watchers and other long-running commands set run_in_background: the call returns a task id at once and no timeout applies. Read its new output with bash_output, stop it with bash_kill; you are told when it finishes.`
+
+var bashSpec = tools.Spec{
+	{Name: "command", Prop: tools.Prop{Type: tools.TypeString, Required: true,
+		Description: "The command line to run (bash syntax)."}},
+	{Name: "description", Prop: tools.Prop{Type: tools.TypeString, Required: true,
+		Description: `What the command does, in 5-10 words, shown to the user. Examples: "List files in src", "Run the unit tests", "Show recent commits".`}},
+	{Name: "timeoutMs", Prop: tools.Prop{Type: tools.TypeNumber,
+		Description: "Timeout in milliseconds (default 120000, at most 600000)."}},
+	{Name: "workdir", Prop: tools.Prop{Type: tools.TypeString,
+		Description: "Directory to run in. Defaults to the session workspace; a relative path is resolved against it."}},
+	{Name: "run_in_background", Prop: tools.Prop{Type: tools.TypeBoolean,
+		Description: "Run as a background task and return its id at once. No timeout applies."}},
+}
+
+func (m *Manager) bashTool() tools.Tool {
+	return tools.Define(tools.Def[bashArgs]{
+		Name:          "bash",
+		Description:   bashDescription,
+		Spec:          bashSpec,
+		Terminal:      true,
+		Execute:       m.execBash,
+		PresentCall:   presentBashCall,
+		PresentResult: presentBashResult,
+	})
+}
+
+// errAborted is the result of a command stopped by the user's cancel.
+var errAborted = errors.New("command aborted")
+
+// checkBashArgs applies the value rules the schema cannot express.
+func checkBashArgs(a bashArgs) error {
+	if strings.TrimSpace(a.Command) == "" {
+		return errors.New("invalid command: expected a non-empty string")
+	}
+	if strings.TrimSpace(a.Description) == "" {
+		return errors.New("invalid description: expected a non-empty string")
+	}
+	if a.TimeoutMs != nil && !(*a.TimeoutMs > 0) {
+		return fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", formatMs(*a.TimeoutMs))
+	}
+	return nil
+}
+
+// workdir resolves the call's workdir: none gives the session cwd, a
+// relative one is joined to it; without a session cwd it is used as given
+// ("" then means the agent's own cwd).
+func workdir(wd, cwd string) string {
+	switch {
+	case wd == "":
+		return cwd
+	case !filepath.IsAbs(wd) && cwd != "":
+		return filepath.Join(cwd, wd)
+	}
+	return wd
+}
+
+func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (tools.Output, error) {
+	if err := checkBashArgs(a); err != nil {
+		return tools.Output{}, err
+	}
+	cwd := ""
+	if ex.Session != nil {
+		cwd = ex.Session.Cwd()
+	}
+	dir := workdir(a.Workdir, cwd)
+	if ctx.Err() != nil {
+		return tools.Output{}, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
+	}
+	if a.RunInBackground {
+		return m.startTask(ex, a.Command, dir)
+	}
+	timeoutMs := float64(DefaultTimeoutMs)
+	if a.TimeoutMs != nil {
+		timeoutMs = min(*a.TimeoutMs, MaxTimeoutMs)
+	}
+	return m.runForeground(ctx, ex, a.Command, dir, timeoutMs)
+}
+
+// runForeground runs a command until it ends, times out (SIGTERM, SIGKILL
+// KillGrace later, then the result) or ctx is cancelled (SIGTERM, return at
+// once; SIGKILL follows in the background).
+func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, dir string, timeoutMs float64) (tools.Output, error) {
+	var lv *liveView
+	if ex.Progress != nil {
+		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) })
+	}
+	p, err := m.start(command, dir, lv)
+	if err != nil {
+		return tools.Output{}, err
+	}
+	if lv != nil {
+		go lv.run()
+	}
+	abort := func() (tools.Output, error) {
+		p.terminate(KillGrace)
+		if lv != nil {
+			lv.abort()
+			<-lv.done
+		}
+		return tools.Output{}, errAborted
+	}
+	timer := time.NewTimer(time.Duration(timeoutMs * float64(time.Millisecond)))
+	defer timer.Stop()
+	timedOut := false
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return abort()
+	case <-timer.C:
+		timedOut = true
+		p.terminate(KillGrace)
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return abort()
+		}
+	}
+	c := p.capture()
+	c.timedOut, c.timeoutMs = timedOut, timeoutMs
+	if lv != nil {
+		lv.finish(liveTrailer(lv, p, c))
+		select {
+		case <-lv.done:
+		case <-ctx.Done():
+			return abort()
+		}
+	}
+	return tools.Output{Content: []tools.Content{tools.Text(resultText(c))}}, nil
+}
+
+// liveTrailer is what the live view shows after the output: the cap's
+// line when output was left out, and the timeout marker.
+func liveTrailer(lv *liveView, p *proc, c capture) string {
+	var lines []string
+	if hidden := lv.hiddenBytes(); hidden > 0 {
+		var paths []string
+		for _, s := range p.out {
+			if path := s.spillPath(); path != "" {
+				paths = append(paths, path)
+			}
+		}
+		lines = append(lines, liveLimitLine(hidden, paths))
+	}
+	if c.timedOut {
+		lines = append(lines, "[timed out after "+formatMs(c.timeoutMs)+"ms]")
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// capture collects a finished command's output and exit.
+func (p *proc) capture() capture {
+	var c capture
+	out, cut, path := p.out[0].result()
+	c.stdout, c.stdoutCut, c.stdoutPath = string(out), cut, path
+	errb, cut, path := p.out[1].result()
+	c.stderr, c.stderrCut, c.stderrPath = string(errb), cut, path
+	c.exitCode, c.signal, _ = p.exit()
+	return c
+}
+
+// presentBashCall: a terminal card titled with the command (cwd only when
+// the model gave a workdir); a background task gets a generic card.
+func presentBashCall(a bashArgs) tools.ToolCallView {
+	if a.RunInBackground {
+		return tools.GenericCall{Title: a.Command, Kind: tools.KindExecute, RawInput: jsonText(a.Command),
+			Content: []tools.Content{tools.Text(a.Description)}}
+	}
+	return tools.TerminalCall{Title: a.Command, Description: a.Description, Cwd: a.Workdir}
+}
+
+// presentBashResult: the terminal output with the exit status read back
+// from the text; a background acknowledgement or an error is a generic
+// card with the text in a console fence.
+func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
+	if len(r.Content) != 1 {
+		return nil
+	}
+	text := r.Content[0].Text
+	if a.RunInBackground || r.IsError {
+		return tools.GenericResult{Content: []tools.Content{tools.Text(consoleFence(text))}}
+	}
+	code, sig := parseExit(text)
+	if sig != "" {
+		return tools.TerminalResult{Output: text, Signal: sig}
+	}
+	return tools.TerminalResult{Output: text, ExitCode: &code}
+}

@@ -1,0 +1,298 @@
+package toolbash
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// TestBashReferenceTexts runs the reference's render cases as real
+// commands (§10 bash #1).
+func TestBashReferenceTexts(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	s := tools.NewSession("s1", t.TempDir())
+	for cmd, want := range map[string]string{
+		"echo hello":                             "hello\n",
+		"true":                                   "(no output)",
+		"echo out; echo err >&2":                 "out\n[stderr]\nerr\n",
+		"echo failing; exit 3":                   "failing\n[exit code: 3]",
+		"printf 'a\\xffb'":                       "a\uFFFDb",
+		"kill -USR1 $$":                          "(no output)\n[killed by signal: SIGUSR1]",
+		"exec sh -c 'kill -SEGV $$'":             "(no output)\n[killed by signal: SIGSEGV]",
+		"echo $NO_COLOR,$TERM,$PAGER,$GIT_PAGER": "1,dumb,cat,cat\n",
+	} {
+		if got := g.run(s, cmd); got != want {
+			t.Errorf("%q: got %q, want %q", cmd, got, want)
+		}
+	}
+	res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "sleep 5", "description": "d", "timeoutMs": 100})
+	if got := text(res); got != "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]" || res.IsError {
+		t.Errorf("timeout: %q (isError %v)", got, res.IsError)
+	}
+}
+
+// TestBashArgErrors: schema texts (bash #2) and value texts (bash #3).
+func TestBashArgErrors(t *testing.T) {
+	g := newRig(t)
+	for _, c := range []struct {
+		args map[string]any
+		want string
+		code bool
+	}{
+		{map[string]any{"command": "x", "description": "d", "timeoutMs": "5"}, `Error: invalid arguments: "timeoutMs" must be a number`, true},
+		{map[string]any{"description": "d"}, `Error: invalid arguments: missing required property "command"`, true},
+		{map[string]any{"command": "", "description": "d"}, "Error: invalid command: expected a non-empty string", false},
+		{map[string]any{"command": "ls", "description": "  "}, "Error: invalid description: expected a non-empty string", false},
+		{map[string]any{"command": "ls", "description": "d", "timeoutMs": 0}, "Error: invalid timeoutMs: expected a positive number, got 0", false},
+		{map[string]any{"command": "ls", "description": "d", "timeoutMs": -2.5}, "Error: invalid timeoutMs: expected a positive number, got -2.5", false},
+		{map[string]any{"task_id": ""}, `Error: invalid task_id: expected a string, got ""`, false},
+	} {
+		name := "bash"
+		if _, ok := c.args["task_id"]; ok {
+			name = "bash_output"
+		}
+		res, _ := g.call(context.Background(), nil, name, c.args)
+		if got := text(res); got != c.want || !res.IsError || (res.Error != nil) != c.code {
+			t.Errorf("%v: %q (error info %v), want %q", c.args, got, res.Error, c.want)
+		}
+	}
+}
+
+// TestBashSpawnAndAbortErrors: a bad workdir names ENOENT; a call whose
+// context is already cancelled never starts.
+func TestBashSpawnAndAbortErrors(t *testing.T) {
+	g := newRig(t)
+	s := tools.NewSession("s1", t.TempDir())
+	res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "true", "description": "d", "workdir": "no/such/dir"})
+	if !res.IsError || !strings.Contains(text(res), "ENOENT") {
+		t.Errorf("bad workdir: %q", text(res))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, _ = g.call(ctx, s, "bash", map[string]any{"command": "touch made", "description": "d"})
+	if text(res) != "Error: aborted before spawn: context canceled" {
+		t.Errorf("pre-aborted: %q", text(res))
+	}
+	if _, err := os.Stat(filepath.Join(s.Cwd(), "made")); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+// TestBashWorkdir: the session cwd by default, a relative workdir joined
+// to it, an absolute one as is.
+func TestBashWorkdir(t *testing.T) {
+	g := newRig(t)
+	cwd := t.TempDir()
+	if err := os.Mkdir(filepath.Join(cwd, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	s := tools.NewSession("s1", cwd)
+	for wd, want := range map[string]string{"": cwd, "sub": filepath.Join(cwd, "sub"), other: other} {
+		res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "pwd -P", "description": "d", "workdir": wd})
+		real, _ := filepath.EvalSymlinks(want)
+		if got := text(res); got != real+"\n" {
+			t.Errorf("workdir %q: pwd %q, want %q", wd, got, real)
+		}
+	}
+}
+
+// TestBashSecretsFiltered: variables whose names mention KEY, SECRET or
+// TOKEN never reach the command.
+func TestBashSecretsFiltered(t *testing.T) {
+	t.Setenv("DSH_API_KEY", "sk-live-123")
+	t.Setenv("my_secret_thing", "hush")
+	t.Setenv("GITHUB_TOKEN", "ghp_x")
+	t.Setenv("HARMLESS_VAR", "visible")
+	t.Setenv("TERM", "xterm-256color")
+	g := newRig(t)
+	got := g.run(nil, "env")
+	for _, bad := range []string{"sk-live-123", "hush", "ghp_x", "xterm-256color"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the child saw %q:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"HARMLESS_VAR=visible", "TERM=dumb", "NO_COLOR=1"} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("the child lacks %s", want)
+		}
+	}
+}
+
+// TestBashLargeOutputBounded: 2 MB of output gives a bounded, valid UTF-8
+// result that says where the full output is; the spill file is private and
+// complete; the live view got all of it, in chunks of at most LiveChunk.
+func TestBashLargeOutputBounded(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	// 1 byte, then 2-byte characters: the cut at 64,000 bytes from the end
+	// falls inside one.
+	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "printf x; head -c 2000000 /dev/zero | tr '\\0' 'a' | sed 's/a/é/g'; echo", "description": "d"})
+	got := text(res)
+	if res.IsError {
+		t.Fatalf("error: %q", got)
+	}
+	m := regexp.MustCompile(`\n\[output truncated; full output: (/\S+-stdout\.log)\]$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("no truncation line at the end: %q", got[max(0, len(got)-200):])
+	}
+	body := strings.TrimSuffix(got, m[0])
+	if !utf8.ValidString(got) || len(body) > TailBytes || len(body) < TailBytes-3 || !strings.HasPrefix(body, "é") {
+		t.Errorf("body: %d bytes, valid %v, starts %q", len(body), utf8.ValidString(got), body[:4])
+	}
+	st, err := os.Stat(m[1])
+	if err != nil || st.Size() != 1+4000000+1 || st.Mode().Perm() != 0o600 {
+		t.Errorf("spill file: %v, %v", st, err)
+	}
+	live := rec.all()
+	total := 0
+	for _, r := range live {
+		total += len(r.text)
+		if len(r.text) > LiveChunk || !utf8.ValidString(r.text) || strings.ContainsRune(r.text, utf8.RuneError) {
+			t.Fatalf("live report of %d bytes, valid %v", len(r.text), utf8.ValidString(r.text))
+		}
+	}
+	if total != 4000002 {
+		t.Errorf("live view carried %d bytes, want 4000002", total)
+	}
+	if rec.late != 0 {
+		t.Errorf("%d reports after Execute returned", rec.late)
+	}
+}
+
+// TestBashSplitCharacterAcrossPause: a character written in two halves
+// with a pause between them is reported whole.
+func TestBashSplitCharacterAcrossPause(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": `printf 'ab\xc3'; sleep 0.3; printf '\xa9cd\n'`, "description": "d"})
+	if got := text(res); got != "abécd\n" {
+		t.Errorf("result %q", got)
+	}
+	rs := rec.all()
+	if len(rs) != 2 || rs[0].text != "ab" || rs[1].text != "écd\n" {
+		t.Errorf("live reports %q", texts(rs))
+	}
+}
+
+// TestBashTicksStreamLive: tick1 is reported long before the command
+// ends.
+func TestBashTicksStreamLive(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	start := time.Now()
+	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "printf 'tick1\\n'; sleep 2; printf 'tick2\\n'", "description": "d"})
+	end := time.Now()
+	rs := rec.all()
+	if len(rs) != 2 || rs[0].text != "tick1\n" || rs[1].text != "tick2\n" || text(res) != "tick1\ntick2\n" {
+		t.Fatalf("reports %q, result %q", texts(rs), text(res))
+	}
+	if lead := end.Sub(rs[0].at); lead < 1500*time.Millisecond {
+		t.Errorf("tick1 reported only %v before the end", lead)
+	}
+	if d := rs[0].at.Sub(start); d > time.Second {
+		t.Errorf("tick1 reported %v after the start", d)
+	}
+}
+
+// TestBashCancel: a cancelled command returns at once with "command
+// aborted"; the group got SIGTERM, and a group that ignores it dies by
+// SIGKILL KillGrace later.
+func TestBashCancel(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	type out struct {
+		res tools.Result
+		rec *recorder
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, rec := g.call(ctx, nil, "bash", map[string]any{"command": "trap '' TERM; echo $$ > " + pidFile + "; echo started; sleep 30 & wait", "description": "d"})
+		done <- out{res, rec}
+	}()
+	waitUntil(t, 5*time.Second, func() bool { b, _ := os.ReadFile(pidFile); return len(b) > 0 })
+	pidText, _ := os.ReadFile(pidFile)
+	pid := strings.TrimSpace(string(pidText))
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	o := <-done
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("Execute returned %v after the cancel", took)
+	}
+	if text(o.res) != "Error: command aborted" {
+		t.Errorf("result %q", text(o.res))
+	}
+	if o.rec.late != 0 || o.rec.text() != "started\n" {
+		t.Errorf("live %q, %d late reports", o.rec.text(), o.rec.late)
+	}
+	if !processExists(pid) {
+		t.Fatal("the shell that ignores SIGTERM is already gone")
+	}
+	time.Sleep(KillGrace - 500*time.Millisecond)
+	if !processExists(pid) {
+		t.Error("killed before the grace period")
+	}
+	waitUntil(t, 2*time.Second, func() bool { return !processExists(pid) })
+	if took := time.Since(start); took < KillGrace {
+		t.Errorf("gone after %v", took)
+	}
+}
+
+// processExists reports whether pid is a live (non-zombie) process.
+func processExists(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestBashLeftoverHoldingPipes: a process left behind that keeps the
+// output pipe open does not hold the result back.
+func TestBashLeftoverHoldingPipes(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	start := time.Now()
+	got := g.run(nil, "echo main; sleep 20 &")
+	if got != "main\n" {
+		t.Errorf("result %q", got)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// TestBashTimeoutTrapped: a command that traps SIGTERM and exits 0 still
+// says it timed out; one that ignores it is killed KillGrace later.
+func TestBashTimeoutTrapped(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	res, _ := g.call(context.Background(), nil, "bash", map[string]any{"command": "trap 'echo bye; exit 0' TERM; echo hi; sleep 10 & wait", "description": "d", "timeoutMs": 200})
+	if got := text(res); got != "hi\nbye\n[timed out after 200ms]" {
+		t.Errorf("trapped: %q", got)
+	}
+	start := time.Now()
+	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "trap '' TERM; echo hi; sleep 10", "description": "d", "timeoutMs": 100})
+	if got := text(res); got != "hi\n[timed out after 100ms]\n[killed by signal: SIGKILL]" {
+		t.Errorf("ignored: %q", got)
+	}
+	if took := time.Since(start); took < KillGrace || took > KillGrace+2*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if got := rec.text(); got != "hi\n[timed out after 100ms]\n" {
+		t.Errorf("live view %q", got)
+	}
+}

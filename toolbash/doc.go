@@ -1,0 +1,18 @@
+// Package toolbash provides the shell tools: bash (run a command, in the
+// foreground or as a background task), bash_output and bash_kill.
+//
+// A command runs as `bash -c COMMAND` in its own process group, with stdin
+// on /dev/null, in the session cwd (or the call's workdir), with an
+// environment that lacks every variable whose name contains KEY, SECRET or
+// TOKEN (any case) and sets NO_COLOR=1, TERM=dumb, PAGER=cat and
+// GIT_PAGER=cat. Its stdout and stderr are drained at full speed by one
+// goroutine each: every stream keeps its last TailBytes bytes in memory and,
+// once it has produced more, the whole output in a private spill file
+// (mode 0600). While a foreground command runs, its output (both streams
+// interleaved as produced) is reported live through tools.Exec.Report,
+// coalesced: at most one report per LiveInterval, at most LiveChunk bytes
+// each, only whole UTF-8 characters, at most LiveCap bytes per command.
+//
+// A Manager owns every process it starts: Shutdown (the agent's exit) and
+// KillSession (a closed session) stop them.
+package toolbash

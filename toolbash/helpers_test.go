@@ -1,0 +1,123 @@
+package toolbash
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// rig is a Manager with its tools registered, stopped at the test's end.
+type rig struct {
+	t   *testing.T
+	m   *Manager
+	reg *tools.Registry
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	m := New(Options{TempDir: t.TempDir()})
+	t.Cleanup(m.Shutdown)
+	reg := tools.NewRegistry()
+	for _, tl := range m.Tools() {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &rig{t: t, m: m, reg: reg}
+}
+
+// report is one live report and when it was made.
+type report struct {
+	at   time.Time
+	text string
+}
+
+// recorder collects the live reports of one call and flags reports made
+// after Execute returned.
+type recorder struct {
+	mu      sync.Mutex
+	reports []report
+	closed  bool
+	late    int
+}
+
+func (r *recorder) progress(p tools.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		r.late++
+	}
+	r.reports = append(r.reports, report{time.Now(), p.Output})
+}
+
+func (r *recorder) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]report(nil), r.reports...)
+}
+
+func (r *recorder) text() string {
+	var b strings.Builder
+	for _, rp := range r.all() {
+		b.WriteString(rp.text)
+	}
+	return b.String()
+}
+
+// call runs tool name with args (a Go value marshalled to JSON) in session
+// s (nil for none) and returns the result and the live reports.
+func (g *rig) call(ctx context.Context, s tools.Session, name string, args any) (tools.Result, *recorder) {
+	g.t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	rec := &recorder{}
+	res := g.reg.Execute(ctx, &tools.Exec{CallID: "c1", Name: name, Args: raw, Session: s, Progress: rec.progress})
+	rec.close()
+	return res, rec
+}
+
+// run runs a foreground bash command in session s and returns the result
+// text.
+func (g *rig) run(s tools.Session, command string) string {
+	g.t.Helper()
+	res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": command, "description": "test"})
+	if res.IsError {
+		g.t.Fatalf("%q: error result %q", command, tools.JoinText(res.Content))
+	}
+	return tools.JoinText(res.Content)
+}
+
+func text(r tools.Result) string { return tools.JoinText(r.Content) }
+
+// waitUntil polls cond for up to d.
+func waitUntil(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func texts(rs []report) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.text
+	}
+	return out
+}
