@@ -3,6 +3,8 @@ package toolbash
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +120,25 @@ func texts(rs []report) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.text
+	}
+	return out
+}
+
+// groupMembers lists the live (non-zombie) processes of process group
+// pgid, from /proc.
+func groupMembers(pgid int) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, d.Name())
+		}
 	}
 	return out
 }
