@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
@@ -20,6 +21,9 @@ func registerTools(reg *tools.Registry, log *slog.Logger) (cleanup func()) {
 	var cleanups []func()
 	// Default tools are appended here: toolfs, toolbash, todo_write.
 	defaults = append(defaults, toolfs.Tools()...)
+	shell := toolbash.New(toolbash.Options{Log: log})
+	defaults = append(defaults, shell.Tools()...)
+	cleanups = append(cleanups, shell.Shutdown)
 	defaults = append(defaults, tooltodo.New())
 	for _, t := range append(defaults, extraTools...) {
 		if err := reg.Register(t); err != nil {
