@@ -79,7 +79,11 @@ func planEdit(ctx context.Context, s tools.Session, f file, exp version, a EditA
 	if !cur.matches(exp) {
 		return nil, nil, fsErr(CodeStaleVersion, "cannot edit %q: file changed since it was read", f.display)
 	}
-	for _, b := range [][]byte{cur.disk, cur.text} {
+	check := [][]byte{cur.text}
+	if cur.editor != nil {
+		check = append(check, cur.disk)
+	}
+	for _, b := range check {
 		if p := editProblem(b); p != "" {
 			return nil, nil, fsErr(CodeNotText, "cannot edit %q: %s", f.display, p)
 		}
