@@ -104,6 +104,7 @@ var scenarios = []struct {
 }{
 	{"text-turn", textOnlyTurns("PONG")},
 	{"multi-turn", textOnlyTurns("ONE", "TWO")},
+	{"tool-call-turn", toolCallTurn},
 }
 
 func TestSDKClientScenarios(t *testing.T) {
@@ -179,6 +180,56 @@ func textOnlyTurns(want ...string) scenarioCheck {
 		if r.UpdateKinds["agent_thought_chunk"] == 0 || r.UpdateKinds["agent_message_chunk"] == 0 {
 			t.Errorf("update kinds = %v, want thought and message chunks", r.UpdateKinds)
 		}
+	}
+}
+
+// toolCallTurn checks tool-call-turn (NOTES.md): the model runs
+// `echo SNAPSHOT_OK` with bash (a client without live terminals, in the
+// default mode, so the user is asked once), then answers DONE. The card is
+// an execute card titled with the command, completed, its output in a
+// console fence; the thoughts are both recorded responses' reasoning.
+func toolCallTurn(t *testing.T, dir string, r runResult) {
+	t.Helper()
+	const id = "call_00_7bmU1TAadx8ADiZJ3BqC9330"
+	if !reflect.DeepEqual(r.StopReasons, []string{"end_turn"}) || !reflect.DeepEqual(r.Messages, []string{"DONE"}) {
+		t.Errorf("stop reasons %q messages %q, want [end_turn] [DONE]", r.StopReasons, r.Messages)
+	}
+	var thoughts string
+	for n := 1; n <= 2; n++ {
+		rec, err := readRecordedTurn(filepath.Join(dir, sseName(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		thoughts += rec.reasoning
+	}
+	if len(r.Thoughts) != 1 || r.Thoughts[0] != thoughts {
+		t.Errorf("thoughts %q, want the recorded reasoning %q", r.Thoughts, thoughts)
+	}
+	if len(r.ToolCalls) != 1 {
+		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
+	}
+	c := r.ToolCalls[0]
+	for key, want := range map[string]any{"toolCallId": id, "title": "echo SNAPSHOT_OK", "kind": "execute", "status": "completed", "rawOutput": "SNAPSHOT_OK\n"} {
+		if c[key] != want {
+			t.Errorf("tool call %s = %v, want %v", key, c[key], want)
+		}
+	}
+	wantInput := map[string]any{"command": "echo SNAPSHOT_OK", "description": "Run echo SNAPSHOT_OK"}
+	if !reflect.DeepEqual(c["rawInput"], wantInput) {
+		t.Errorf("rawInput = %v, want %v", c["rawInput"], wantInput)
+	}
+	wantContent := []any{
+		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "Run echo SNAPSHOT_OK"}},
+		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "```console\nSNAPSHOT_OK\n```"}},
+	}
+	if !reflect.DeepEqual(c["content"], wantContent) {
+		t.Errorf("content = %v, want %v", c["content"], wantContent)
+	}
+	if _, ok := c["_meta"]; ok {
+		t.Errorf("terminal _meta sent to a client without the capability: %v", c["_meta"])
+	}
+	if len(r.PermissionRequests) != 1 || r.PermissionRequests[0]["toolCallId"] != id || r.PermissionRequests[0]["chosen"] != "allow-once" {
+		t.Errorf("permission requests %v, want one for %s answered allow-once", r.PermissionRequests, id)
 	}
 }
 
