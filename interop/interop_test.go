@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -105,6 +106,8 @@ var scenarios = []struct {
 	{"text-turn", textOnlyTurns("PONG")},
 	{"multi-turn", textOnlyTurns("ONE", "TWO")},
 	{"tool-call-turn", toolCallTurn},
+	{"fs-read", fsRead},
+	{"fs-write", fsWrite},
 }
 
 func TestSDKClientScenarios(t *testing.T) {
@@ -227,6 +230,97 @@ func toolCallTurn(t *testing.T, dir string, r runResult) {
 	}
 	if _, ok := c["_meta"]; ok {
 		t.Errorf("terminal _meta sent to a client without the capability: %v", c["_meta"])
+	}
+	if len(r.PermissionRequests) != 1 || r.PermissionRequests[0]["toolCallId"] != id || r.PermissionRequests[0]["chosen"] != "allow-once" {
+		t.Errorf("permission requests %v, want one for %s answered allow-once", r.PermissionRequests, id)
+	}
+}
+
+// fsToolCall checks that a single-prompt fs scenario ended end_turn with
+// the message DONE and exactly one tool call, with the recorded id, the
+// kind given and status completed, and returns it.
+func fsToolCall(t *testing.T, r runResult, id, kind string) map[string]any {
+	t.Helper()
+	if !reflect.DeepEqual(r.StopReasons, []string{"end_turn"}) || !reflect.DeepEqual(r.Messages, []string{"DONE"}) {
+		t.Errorf("stop reasons %q, messages %q; want [end_turn] [DONE]", r.StopReasons, r.Messages)
+	}
+	if len(r.ToolCalls) != 1 {
+		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
+	}
+	tc := r.ToolCalls[0]
+	if tc["toolCallId"] != id || tc["kind"] != kind || tc["status"] != "completed" {
+		t.Errorf("tool call id %v kind %v status %v; want %s %s completed", tc["toolCallId"], tc["kind"], tc["status"], id, kind)
+	}
+	return tc
+}
+
+// fileIn returns the content of the file named base at the absolute path
+// p that a card reported (the scenario's cwd is a temp dir of the run,
+// still present while the check runs).
+func fileIn(t *testing.T, p any, base string) string {
+	t.Helper()
+	s, _ := p.(string)
+	if !filepath.IsAbs(s) || filepath.Base(s) != base {
+		t.Fatalf("card path %v: want an absolute path to %s", p, base)
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		t.Fatalf("the file the card names: %v", err)
+	}
+	return string(b)
+}
+
+// fsRead checks fs-read (NOTES.md): a read card with one absolute location
+// at line 1, no permission asked (a read inside the project), its result
+// showing the numbered line, and greeting.txt unchanged on disk.
+func fsRead(t *testing.T, dir string, r runResult) {
+	t.Helper()
+	tc := fsToolCall(t, r, "call_00_rYYE3EPp4X5jGLh9EMmj6459", "read")
+	if tc["title"] != "Read greeting.txt" {
+		t.Errorf("title %v, want Read greeting.txt", tc["title"])
+	}
+	locs, _ := tc["locations"].([]any)
+	if len(locs) != 1 {
+		t.Fatalf("locations %v, want one", tc["locations"])
+	}
+	loc, _ := locs[0].(map[string]any)
+	if loc["line"] != float64(1) {
+		t.Errorf("location line %v, want 1", loc["line"])
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "workspace", "greeting.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fileIn(t, loc["path"], "greeting.txt"); got != string(want) {
+		t.Errorf("greeting.txt = %q after a read, want %q", got, want)
+	}
+	content, _ := json.Marshal(tc["content"])
+	if !strings.Contains(string(content), `\n1: hello\n\n(End of file - total 1 lines)\n`) {
+		t.Errorf("result content %s lacks the numbered line and footer", content)
+	}
+	if len(r.PermissionRequests) != 0 {
+		t.Errorf("permission requests %v for a read inside the project", r.PermissionRequests)
+	}
+}
+
+// fsWrite checks fs-write (NOTES.md): a diff card with a null oldText and
+// the new content at an absolute path, completed after one permission
+// request (answered allow-once), and notes.txt holding exactly the
+// content on disk.
+func fsWrite(t *testing.T, _ string, r runResult) {
+	t.Helper()
+	const id = "call_00_4aj3gzzSDsP64mCcrn8k4591"
+	tc := fsToolCall(t, r, id, "edit")
+	items, _ := tc["content"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("content %v, want one diff", tc["content"])
+	}
+	d, _ := items[0].(map[string]any)
+	if old, ok := d["oldText"]; d["type"] != "diff" || !ok || old != nil || d["newText"] != "hello world" {
+		t.Errorf("diff %v, want oldText null and newText %q", d, "hello world")
+	}
+	if got := fileIn(t, d["path"], "notes.txt"); got != "hello world" {
+		t.Errorf("notes.txt = %q, want %q", got, "hello world")
 	}
 	if len(r.PermissionRequests) != 1 || r.PermissionRequests[0]["toolCallId"] != id || r.PermissionRequests[0]["chosen"] != "allow-once" {
 		t.Errorf("permission requests %v, want one for %s answered allow-once", r.PermissionRequests, id)
