@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
+)
+
+var liveCaps = map[string]any{"_meta": map[string]any{"terminal_output": true}}
+
+// bashCall is a model tool call of bash with args (a JSON object).
+func bashCall(args map[string]any) [2]string {
+	b, _ := json.Marshal(args)
+	return [2]string{"bash", string(b)}
+}
+
+// TestBashGoldens runs real commands through bash end to end, with and
+// without the editor's live terminal, and compares the transcripts with
+// their golden files (every message is schema-checked by the harness).
+// Each command writes its output in one go, so the live chunks are
+// deterministic.
+func TestBashGoldens(t *testing.T) {
+	done := sseBody(nil, []string{"Done."}, "stop")
+	twoLines := bashCall(map[string]any{"command": "cat <<< $'line one\\nline two'; exit 3", "description": "Print two lines"})
+	silent := bashCall(map[string]any{"command": "true", "description": "Do nothing"})
+	bg := bashCall(map[string]any{"command": "exit 0", "description": "Start a task", "run_in_background": true})
+	cases := []struct {
+		name string
+		call [2]string
+		caps map[string]any
+	}{
+		{"bash-live", twoLines, liveCaps},
+		{"bash-plain", twoLines, nil},
+		{"bash-silent-live", silent, liveCaps},
+		{"bash-silent-plain", silent, nil},
+		{"bash-background", bg, liveCaps},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := writeReplay(t, toolCallSSE(c.call), done)
+			h := newHarness(t, harnessOpts{replay: rec})
+			sid := h.start(harnessOpts{caps: c.caps, info: map[string]string{"name": "test-client", "version": "1"}})
+			stop, err := h.prompt(sid, "run it")
+			if err != nil || stop != acp.StopEndTurn {
+				t.Fatalf("prompt = %q, %v", stop, err)
+			}
+			checkToolCallsEnd(t, h.sessionUpdates())
+			checkGolden(t, c.name, h, sid)
+		})
+	}
+}
+
+// timedUpdates records every session/update of h with its arrival time.
+type timedUpdates struct {
+	mu  sync.Mutex
+	at  []time.Time
+	ups []acp.SessionUpdate
+}
+
+func recordTimes(h *harness) *timedUpdates {
+	tu := &timedUpdates{}
+	prev := h.client.OnMessage
+	h.client.OnMessage = func(m acpclient.Message) {
+		if m.Method == "session/update" {
+			var n acp.SessionNotification
+			if json.Unmarshal(m.Params, &n) == nil {
+				tu.mu.Lock()
+				tu.at = append(tu.at, time.Now())
+				tu.ups = append(tu.ups, n.Update)
+				tu.mu.Unlock()
+			}
+		}
+		prev(m)
+	}
+	return tu
+}
+
+// find returns the time of the first update matching f.
+func (tu *timedUpdates) find(f func(acp.SessionUpdate) bool) (time.Time, bool) {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	for i, u := range tu.ups {
+		if f(u) {
+			return tu.at[i], true
+		}
+	}
+	return time.Time{}, false
+}
+
+func liveData(u acp.SessionUpdate) string {
+	if x := u.ToolCallExtra; x != nil && x.TerminalOutput != nil {
+		return x.TerminalOutput.Data
+	}
+	return ""
+}
+
+func isFinal(u acp.SessionUpdate) bool {
+	return u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed
+}
+
+// TestBashTicksOnTheWire: the first line of a command that then sleeps
+// reaches the editor long before the command ends.
+func TestBashTicksOnTheWire(t *testing.T) {
+	t.Parallel()
+	rec := writeReplay(t, toolCallSSE(bashCall(map[string]any{"command": "printf 'tick1\\n'; sleep 2; printf 'tick2\\n'", "description": "Tick"})),
+		sseBody(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec})
+	tu := recordTimes(h)
+	sid := h.start(harnessOpts{caps: liveCaps})
+	if stop, err := h.prompt(sid, "tick"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	tick1, ok1 := tu.find(func(u acp.SessionUpdate) bool { return liveData(u) == "tick1\n" })
+	tick2, ok2 := tu.find(func(u acp.SessionUpdate) bool { return liveData(u) == "tick2\n" && !isFinal(u) })
+	final, ok3 := tu.find(func(u acp.SessionUpdate) bool { return u.SessionUpdate == acp.UpdateToolCallUpdate && isFinal(u) })
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("updates missing (tick1 %v, tick2 %v, final %v)", ok1, ok2, ok3)
+	}
+	if lead := final.Sub(tick1); lead < 1500*time.Millisecond {
+		t.Errorf("tick1 arrived only %v before the final update", lead)
+	}
+	if tick2.After(final) {
+		t.Error("tick2 after the final update")
+	}
+}
+
+// TestBashCancelE2E: cancelling a command that ignores SIGTERM answers the
+// prompt cancelled at once, ends the card as INTERFACE.md says, and the
+// command dies by SIGKILL about 3 s later.
+func TestBashCancelE2E(t *testing.T) {
+	t.Parallel()
+	h0cwd := t.TempDir()
+	cmd := "trap '' TERM; echo $$ > pid; echo ready; sleep 30 & wait"
+	rec := writeReplay(t, toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Hang"})))
+	h := newHarness(t, harnessOpts{replay: rec, cwd: h0cwd})
+	sid := h.start(harnessOpts{caps: liveCaps})
+	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	waitFor(t, func() bool {
+		for _, u := range h.sessionUpdates() {
+			if liveData(u) == "ready\n" {
+				return true
+			}
+		}
+		return false
+	})
+	pidText, err := os.ReadFile(filepath.Join(h0cwd, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	start := time.Now()
+	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
+	m := <-ch
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("the prompt answered %v after the cancel", took)
+	}
+	if !strings.Contains(string(m.Result), `"cancelled"`) {
+		t.Fatalf("prompt answered %s %v", m.Result, m.Error)
+	}
+	us := h.sessionUpdates()
+	last := us[len(us)-1]
+	x := last.ToolCallExtra
+	if last.Status != acp.StatusFailed || x == nil || x.TerminalExit == nil || x.TerminalExit.Signal == nil || *x.TerminalExit.Signal != "SIGTERM" ||
+		x.TerminalOutput == nil || x.TerminalOutput.Data != "[cancelled by the user]\n" {
+		b, _ := json.Marshal(last)
+		t.Errorf("final update = %s", b)
+	}
+	checkToolCallsEnd(t, us)
+	if n := groupMembers(pgid); len(n) != 2 {
+		t.Fatalf("right after the answer the group has %v, want the shell and sleep", n)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if n := groupMembers(pgid); len(n) != 2 {
+		t.Errorf("2.5 s after the cancel the group has %v, want it still there (SIGKILL comes at 3 s)", n)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(groupMembers(pgid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the group %d is still there 4.5 s after the cancel: %v", pgid, groupMembers(pgid))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the live (non-zombie) processes of process group
+// pgid, from /proc.
+func groupMembers(pgid int) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return out
+}
+
+// processesWith lists the live (non-zombie) processes whose command line
+// contains marker.
+func processesWith(marker string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 0 && f[0] != "Z" {
+			out = append(out, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// modelBodies is a fake model that answers request n with answers[n-1]
+// and keeps the request bodies.
+type modelBodies struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (mb *modelBodies) body(n int) string {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if n > len(mb.bodies) {
+		return ""
+	}
+	return mb.bodies[n-1]
+}
+
+func scriptedModel(t *testing.T, answers ...string) (*fakeModel, *modelBodies) {
+	mb := &modelBodies{}
+	f := newFakeModel(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mb.mu.Lock()
+		mb.bodies = append(mb.bodies, string(b))
+		mb.mu.Unlock()
+		if n > len(answers) {
+			http.Error(w, "no more answers", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, answers[n-1])
+	})
+	return f, mb
+}
+
+// messagesOf decodes the chat messages of a model request body.
+func messagesOf(t *testing.T, body string) []map[string]any {
+	t.Helper()
+	var req struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	return req.Messages
+}
+
+// TestBashLargeOutputE2E: 2 MB of output gives the model a bounded, valid
+// result that says where the full output is, and the card (an editor
+// without live terminals) the same, in a fence, after at most one
+// snapshot per second.
+func TestBashLargeOutputE2E(t *testing.T) {
+	t.Parallel()
+	cmd := "printf x; head -c 1000000 /dev/zero | tr '\\0' 'a' | sed 's/a/é/g'; echo"
+	f, mb := scriptedModel(t, toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Print a lot"})), sseBody(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{model: f.client("k")})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "go"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	var toolMsg string
+	for _, m := range messagesOf(t, mb.body(2)) {
+		if m["role"] == "tool" {
+			toolMsg, _ = m["content"].(string)
+		}
+	}
+	if !strings.Contains(toolMsg, "\n[output truncated; full output: /") || len(toolMsg) > 64000+300 || !utf8.ValidString(toolMsg) || strings.ContainsRune(toolMsg, utf8.RuneError) {
+		t.Errorf("the model got %d bytes ending %q", len(toolMsg), toolMsg[max(0, len(toolMsg)-150):])
+	}
+	us := h.sessionUpdates()
+	last := us[len(us)-1]
+	for i := len(us) - 1; i >= 0; i-- {
+		if us[i].SessionUpdate == acp.UpdateToolCallUpdate && isFinal(us[i]) {
+			last = us[i]
+			break
+		}
+	}
+	if len(last.ToolContent) != 2 || last.ToolContent[1].Content == nil {
+		t.Fatalf("final card content %+v", last.ToolContent)
+	}
+	card := last.ToolContent[1].Content.Text
+	if !strings.HasPrefix(card, "```console\né") || !strings.Contains(card, "[output truncated; full output: /") || len(card) > 64000+300 || !utf8.ValidString(card) {
+		t.Errorf("final card: %d bytes, starts %q, ends %q", len(card), card[:min(20, len(card))], card[max(0, len(card)-120):])
+	}
+	snapshots := 0
+	for _, u := range us {
+		if u.SessionUpdate == acp.UpdateToolCallUpdate && !isFinal(u) && len(u.ToolContent) > 0 {
+			snapshots++
+			if text := u.ToolContent[len(u.ToolContent)-1].Content.Text; len(text) > 9000 || !utf8.ValidString(text) {
+				t.Errorf("snapshot of %d bytes", len(text))
+			}
+		}
+	}
+	if snapshots < 1 || snapshots > 3 {
+		t.Errorf("%d snapshots for a command of well under 2 s", snapshots)
+	}
+}
+
+// TestBashBackgroundOutlivesTurn: a background task started in one turn
+// finishes after it; its notice starts no turn, reaches the model at the
+// start of the next prompt's first request, and bash_output then shows
+// its output.
+func TestBashBackgroundOutlivesTurn(t *testing.T) {
+	t.Parallel()
+	f, mb := scriptedModel(t,
+		toolCallSSE(bashCall(map[string]any{"command": "sleep 0.5; echo bg-done", "description": "Later", "run_in_background": true})),
+		sseBody(nil, []string{"Started."}, "stop"),
+		toolCallSSE([2]string{"bash_output", `{"task_id":"bash-1"}`}),
+		sseBody(nil, []string{"Done."}, "stop"),
+	)
+	h := newHarness(t, harnessOpts{model: f.client("k")})
+	sid := h.start(harnessOpts{caps: liveCaps})
+	start := time.Now()
+	if stop, err := h.prompt(sid, "start it"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt 1 = %q, %v", stop, err)
+	}
+	if took := time.Since(start); took > 400*time.Millisecond {
+		t.Errorf("the first turn took %v: it waited for the task", took)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if n := f.requests(); n != 2 {
+		t.Fatalf("%d model requests before the second prompt, want 2 (a notice must not start a turn)", n)
+	}
+	if stop, err := h.prompt(sid, "and now?"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt 2 = %q, %v", stop, err)
+	}
+	notice := "background bash task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output."
+	msgs := messagesOf(t, mb.body(3))
+	found := -1
+	for i, m := range msgs {
+		if m["role"] == "user" && m["content"] == notice {
+			found = i
+		}
+	}
+	if found < 0 {
+		t.Fatalf("request 3 lacks the notice; messages %v", msgs)
+	}
+	var out string
+	for _, m := range messagesOf(t, mb.body(4)) {
+		if m["role"] == "tool" {
+			out, _ = m["content"].(string)
+		}
+	}
+	if out != "bg-done\n\n[status: completed, exit code: 0]" {
+		t.Errorf("bash_output gave %q", out)
+	}
+}
+
+// processRun drives the real binary through a turn whose model starts a
+// background task and then a foreground command that ignores SIGTERM.
+// stop ends the agent (stdin EOF or SIGTERM); afterwards no process of
+// either may be left.
+func processRun(t *testing.T, stop func(p *proc)) {
+	marker := fmt.Sprintf("%d.%d", 1000+time.Now().Nanosecond()%1000, os.Getpid())
+	cwd := t.TempDir()
+	rec := writeReplay(t, toolCallSSE(
+		bashCall(map[string]any{"command": "env > env.txt; sleep " + marker, "description": "Background", "run_in_background": true}),
+		bashCall(map[string]any{"command": "trap '' TERM; echo ready; sleep " + marker + " & wait", "description": "Hang"}),
+	))
+	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions")
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
+	p.next(t)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[]}}`)
+	var ns struct {
+		Result acp.NewSessionResponse `json:"result"`
+	}
+	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
+		t.Fatalf("session/new: %v", err)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	for {
+		l := p.next(t)
+		if bytes.Contains(l, []byte(`"data":"ready\n"`)) {
+			break
+		}
+	}
+	// The task's sleep, the shell that ignores SIGTERM and its sleep.
+	waitFor(t, func() bool { return len(processesWith(marker)) >= 3 })
+	start := time.Now()
+	stop(p)
+	var answered bool
+	for l := range p.lines {
+		if bytes.Contains(l, []byte(`"id":3`)) && bytes.Contains(l, []byte(`"stopReason":"cancelled"`)) {
+			answered = true
+		}
+	}
+	code, _ := p.wait(t)
+	took := time.Since(start)
+	if code != 0 || !answered {
+		t.Errorf("exit code %d, prompt answered cancelled %v; stderr:\n%s", code, answered, p.stderr)
+	}
+	if took > 1500*time.Millisecond {
+		t.Errorf("the agent took %v to exit", took)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("processes left after the agent exited: %q", left)
+	}
+	env, err := os.ReadFile(filepath.Join(cwd, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(env, []byte("hush-hush-42")) || !bytes.Contains(env, []byte("TERM=dumb\n")) {
+		t.Errorf("the command's environment:\n%s", env)
+	}
+}
+
+func jsonQuote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// TestProcessLeavesNoCommandOnEOF: stdin EOF during a command kills it,
+// its leftovers and the background tasks.
+func TestProcessLeavesNoCommandOnEOF(t *testing.T) {
+	t.Setenv("DSH_TEST_SECRET", "hush-hush-42")
+	processRun(t, func(p *proc) { p.stdin.Close() })
+}
+
+// TestProcessLeavesNoCommandOnSIGTERM: the same for SIGTERM to the agent.
+func TestProcessLeavesNoCommandOnSIGTERM(t *testing.T) {
+	t.Setenv("MY_API_TOKEN", "hush-hush-42")
+	processRun(t, func(p *proc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) })
+}
