@@ -143,10 +143,9 @@ func TestBashTicksOnTheWire(t *testing.T) {
 // command dies by SIGKILL about 3 s later.
 func TestBashCancelE2E(t *testing.T) {
 	t.Parallel()
-	h0cwd := t.TempDir()
 	cmd := "trap '' TERM; echo $$ > pid; echo ready; sleep 30 & wait"
 	rec := writeReplay(t, toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Hang"})))
-	h := newHarness(t, harnessOpts{replay: rec, cwd: h0cwd})
+	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{caps: liveCaps})
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
 	waitFor(t, func() bool {
@@ -157,7 +156,7 @@ func TestBashCancelE2E(t *testing.T) {
 		}
 		return false
 	})
-	pidText, err := os.ReadFile(filepath.Join(h0cwd, "pid"))
+	pidText, err := os.ReadFile(filepath.Join(h.cwd, "pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
