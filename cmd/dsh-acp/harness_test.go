@@ -40,6 +40,9 @@ type harnessOpts struct {
 	caps   map[string]any
 	info   map[string]string
 	mode   string // permission mode; "" means bypassPermissions
+	// stateDir and cwd, when set, replace the fresh temporary folders
+	// (to start a second process on the same sessions).
+	stateDir, cwd string
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -54,9 +57,15 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if client == nil {
 		client = modelClient(cfg, log)
 	}
+	if o.stateDir != "" {
+		cfg.StateDir = o.stateDir
+	}
 	b, cleanup := newBridgeWith(cfg, log, client)
 	t.Cleanup(cleanup)
-	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: t.TempDir()}
+	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: o.cwd}
+	if h.cwd == "" {
+		h.cwd = t.TempDir()
+	}
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	h.in = toAgentW
