@@ -97,17 +97,19 @@ func (b *Bridge) prepareLoad(params json.RawMessage) acp.RequestFunc {
 	}
 }
 
-// load opens session id: the live one (the editor reconnecting) or the
-// one logged under the state directory (repaired if a crash left it
-// open), replays its whole history to the editor, then registers it with
-// a fresh capability snapshot and presenter, and answers.
+// load opens session id: the live one (the editor reconnecting; its mode
+// is kept) or the one logged under the state directory (repaired if a
+// crash left it open; its last logged mode, if any, is restored),
+// replays its whole history to the editor, then registers it with a
+// fresh capability snapshot, presenter and tool state, and answers.
 func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (any, error) {
 	var store *session.Store
+	mode := ""
 	if live != nil && b.session(id) == live {
 		if live.cwd != cwd {
 			return nil, cwdMismatch(cwd, live.cwd)
 		}
-		store = live.agent.Store
+		store, mode = live.agent.Store, live.perm.currentMode()
 	} else {
 		var err error
 		if store, err = b.openLogged(id, cwd); err != nil {
@@ -122,8 +124,11 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (a
 		}
 		return nil, err
 	}
-	if m := lastMode(events); m != "" {
-		s.perm.setMode(m)
+	if mode == "" {
+		mode = lastMode(events)
+	}
+	if mode != "" {
+		s.perm.setMode(mode)
 	}
 	b.register(s)
 	return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil

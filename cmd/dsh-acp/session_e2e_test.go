@@ -202,7 +202,7 @@ func richRecording(t *testing.T, cwd string) string {
 	return writeReplay(t,
 		toolCallSSE([2]string{"read", fmt.Sprintf(`{"file_path":%q}`, file)}),
 		toolCallSSE([2]string{"edit", fmt.Sprintf(`{"file_path":%q,"old_string":"DEBUG","new_string":"RELEASE"}`, file)}),
-		toolCallSSE([2]string{"card_term", `{"command":"make test","description":"Run the tests"}`}, [2]string{"todo_write", todos}),
+		toolCallSSE([2]string{"bash", `{"command":"grep -c RELEASE config.txt && echo TESTS_OK","description":"Run the tests"}`}, [2]string{"todo_write", todos}),
 		sseBody([]string{"All ", "checked."}, []string{"Done: ", "release mode."}, "stop"),
 		sseBody(nil, []string{"Nothing else."}, "stop"),
 	)
@@ -273,6 +273,36 @@ func TestSessionRestartLoad(t *testing.T) {
 		t.Fatalf("replayed tool calls differ (live %d, replay %d)", len(liveCalls), len(replayCalls))
 	}
 	checkToolCallsEndRaw(t, replay)
+	byTitle := map[string]map[string]string{}
+	for _, c := range liveCalls {
+		byTitle[c["kind"]] = c
+	}
+	for kind, want := range map[string]string{"read": "mode=DEBUG", "edit": "RELEASE", "execute": "TESTS_OK", "other": "Updated todo list"} {
+		if c := byTitle[`"`+kind+`"`]; c == nil || c["status"] != `"completed"` || !strings.Contains(c["rawOutput"]+c["content"], want) {
+			t.Errorf("live %s call: %v", kind, c)
+		}
+	}
+	// The shell command's terminal: the replay sends the result text the
+	// model saw as one terminal_output, with the same terminal_exit.
+	exits := func(us []map[string]json.RawMessage) (exit, data []string) {
+		for _, u := range us {
+			var m struct {
+				Out  *struct{ Data string } `json:"terminal_output"`
+				Exit json.RawMessage        `json:"terminal_exit"`
+			}
+			if json.Unmarshal(u["_meta"], &m) == nil && m.Exit != nil {
+				exit = append(exit, string(m.Exit))
+				data = append(data, m.Out.Data)
+			}
+		}
+		return exit, data
+	}
+	liveExit, _ := exits(live)
+	replayExit, replayData := exits(replay)
+	if !reflect.DeepEqual(liveExit, replayExit) || len(replayExit) != 1 || !strings.Contains(replayExit[0], `"exit_code":0`) ||
+		replayData[0] != "1\nTESTS_OK\n" {
+		t.Errorf("terminal exit live %q, replay %q with output %q", liveExit, replayExit, replayData)
+	}
 	for _, kind := range []string{"agent_message_chunk", "agent_thought_chunk"} {
 		if l, r := textOf(live, kind), textOf(replay, kind); l != r || l == "" {
 			t.Errorf("%s: live %q, replay %q", kind, l, r)
@@ -421,12 +451,12 @@ func TestSessionCrashRepair(t *testing.T) {
 	lines := strings.SplitAfter(string(data), "\n")
 	cut := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, `{"type":"tool/call"`) && strings.Contains(l, `"card_term"`) {
+		if strings.HasPrefix(l, `{"type":"tool/call"`) && strings.Contains(l, `"bash"`) {
 			cut = i
 		}
 	}
 	if cut < 0 {
-		t.Fatal("no card_term call in the log")
+		t.Fatal("no bash call in the log")
 	}
 	torn := strings.Join(lines[:cut+1], "") + lines[cut+1][:len(lines[cut+1])/2]
 	if err := os.WriteFile(path, []byte(torn), 0o600); err != nil {
@@ -556,6 +586,17 @@ func TestSessionReconnectAndClose(t *testing.T) {
 	if got := kinds(again); !reflect.DeepEqual(got, []string{"session_info_update", "user_message_chunk", "agent_thought_chunk",
 		"tool_call:call_00_0:pending", "tool_call_update:call_00_0:completed", "agent_message_chunk"}) {
 		t.Errorf("reconnect replay %q", got)
+	}
+	// The mode chosen in this process survives a reconnect.
+	h.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "acceptEdits"}, nil)
+	var res struct {
+		Modes struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
+	}
+	h.mustCall("session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, &res)
+	if res.Modes.CurrentModeID != "acceptEdits" {
+		t.Errorf("mode after reconnect %q", res.Modes.CurrentModeID)
 	}
 	if stop, err := h.prompt(sid, "again"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt after reconnect = %q, %v", stop, err)
