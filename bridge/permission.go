@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -157,6 +158,14 @@ func (b *Bridge) setMode(params json.RawMessage) (any, error) {
 	if !permission.ValidMode(p.ModeID) {
 		return nil, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)
 	}
-	s.perm.setMode(p.ModeID)
+	if s.perm.currentMode() != p.ModeID {
+		s.perm.setMode(p.ModeID)
+		// Logged, so a later session/load restores the mode; the
+		// editor also gets a current_mode_update confirming it.
+		s.agent.Store.Emit(session.ModeChange{ModeID: p.ModeID})
+		if err := s.agent.Store.Flush(); err != nil {
+			b.log.Warn("could not flush the session log", "session", s.id, "err", err)
+		}
+	}
 	return struct{}{}, nil
 }

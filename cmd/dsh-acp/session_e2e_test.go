@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -612,7 +613,9 @@ func TestSessionReconnectAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(kinds(fromDisk)); n != len(again)+2 {
+	// The second turn adds its user message and answer; set_mode was
+	// logged, so the replay also says which mode was chosen.
+	if n := len(kinds(fromDisk)); n != len(again)+3 || !slices.Contains(kinds(fromDisk), "current_mode_update") {
 		t.Errorf("replay from disk has %d updates: %q", n, kinds(fromDisk))
 	}
 	if stop, err := h.prompt(sid, "third"); err != nil || stop != acp.StopEndTurn {
