@@ -118,7 +118,7 @@ func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (too
 func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, dir string, timeoutMs float64) (tools.Output, error) {
 	var lv *liveView
 	if ex.Progress != nil {
-		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) })
+		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) }, m.createOverflow)
 	}
 	p, err := m.start(command, dir, lv)
 	if err != nil {

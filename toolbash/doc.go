@@ -11,7 +11,9 @@
 // (mode 0600). While a foreground command runs, its output (both streams
 // interleaved as produced) is reported live through tools.Exec.Report,
 // coalesced: at most one report per LiveInterval, at most LiveChunk bytes
-// each, only whole UTF-8 characters, at most LiveCap bytes per command.
+// each, only whole UTF-8 characters, at most LiveCap bytes per command;
+// output waiting to be reported beyond 1 MiB waits in an unlinked
+// temporary file, not in memory.
 //
 // A Manager owns every process it starts: Shutdown (the agent's exit) and
 // KillSession (a closed session) stop them.

@@ -1,6 +1,7 @@
 package toolbash
 
 import (
+	"os"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -27,16 +28,14 @@ type liveView struct {
 	cap      int64
 
 	mu       sync.Mutex
-	blocks   [][]byte // pending output, each block at most chunk bytes
-	head     int      // bytes of blocks[0] already reported
-	pending  int      // bytes not yet reported
+	queue    backlog // output not yet reported
 	partial  [2][]byte
 	accepted int64 // bytes taken into the view (<= cap)
 	hidden   int64 // bytes not shown because of cap
 	finished bool  // no more output; trailer is the last text
 	trailer  string
-	lastByte byte // the last byte reported, 0 before any
-	free     [][]byte
+	lastByte byte   // the last byte reported, 0 before any
+	scratch  []byte // take's buffer
 
 	wake chan struct{} // a token when there is something to do
 
@@ -50,9 +49,13 @@ type liveView struct {
 	done     chan struct{} // closed when run returns
 }
 
-func newLiveView(report func(string)) *liveView {
+// newLiveView returns a live view reporting through report; overflow, when
+// not nil, creates the file that holds unreported output beyond
+// liveMemory bytes.
+func newLiveView(report func(string), overflow func() (*os.File, error)) *liveView {
 	return &liveView{report: report, interval: LiveInterval, chunk: LiveChunk, cap: LiveCap,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		queue: backlog{block: LiveChunk, memLimit: liveMemory, open: overflow},
+		wake:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (lv *liveView) signal() {
@@ -116,26 +119,9 @@ func (lv *liveView) accept(b []byte) {
 		lv.hidden += int64(len(b) - n)
 		b = b[:n]
 	}
-	lv.accepted += int64(len(b))
-	lv.pending += len(b)
-	for len(b) > 0 {
-		if len(lv.blocks) == 0 || len(lv.blocks[len(lv.blocks)-1]) == lv.chunk {
-			lv.blocks = append(lv.blocks, lv.newBlock())
-		}
-		last := &lv.blocks[len(lv.blocks)-1]
-		n := min(len(b), lv.chunk-len(*last))
-		*last = append(*last, b[:n]...)
-		b = b[n:]
-	}
-}
-
-func (lv *liveView) newBlock() []byte {
-	if n := len(lv.free); n > 0 {
-		b := lv.free[n-1]
-		lv.free = lv.free[:n-1]
-		return b[:0]
-	}
-	return make([]byte, 0, lv.chunk)
+	kept := lv.queue.push(b)
+	lv.accepted += int64(kept)
+	lv.hidden += int64(len(b) - kept)
 }
 
 // hiddenBytes returns how many bytes the cap kept out of the view.
@@ -178,6 +164,11 @@ func (lv *liveView) isStopped() bool {
 // one report per interval.
 func (lv *liveView) run() {
 	defer close(lv.done)
+	defer func() {
+		lv.mu.Lock()
+		lv.queue.close()
+		lv.mu.Unlock()
+	}()
 	var last time.Time
 	var timer *time.Timer
 	defer func() {
@@ -187,7 +178,7 @@ func (lv *liveView) run() {
 	}()
 	for {
 		lv.mu.Lock()
-		work := lv.pending > 0 || (lv.finished && lv.trailer != "")
+		work := lv.queue.pending() > 0 || (lv.finished && lv.trailer != "")
 		finished := lv.finished
 		lv.mu.Unlock()
 		if !work {
@@ -233,25 +224,23 @@ func (lv *liveView) run() {
 func (lv *liveView) take() string {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	n := min(lv.pending, lv.chunk)
-	buf := make([]byte, 0, n)
-	for len(buf) < n {
-		b := lv.blocks[0][lv.head:]
-		k := min(len(b), n-len(buf))
-		buf = append(buf, b[:k]...)
-		lv.consume(k)
-	}
-	if lv.pending > 0 && !utf8.RuneStart(lv.blocks[0][lv.head]) {
-		// The next byte continues a character: give its first bytes back.
-		for i := len(buf) - 1; i > 0 && i >= len(buf)-3; i-- {
-			if utf8.RuneStart(buf[i]) {
-				lv.unconsume(buf[i:])
-				buf = buf[:i]
-				break
+	n := min(lv.queue.pending(), lv.chunk)
+	buf := lv.queue.peek(lv.scratch[:0], n+1)
+	if len(buf) > n {
+		if !utf8.RuneStart(buf[n]) {
+			// The next byte continues a character: leave it whole.
+			for i := n - 1; i > 0 && i >= n-3; i-- {
+				if utf8.RuneStart(buf[i]) {
+					n = i
+					break
+				}
 			}
 		}
+		buf = buf[:n]
 	}
-	if lv.pending == 0 && lv.finished && lv.trailer != "" {
+	n = len(buf)
+	lv.queue.consume(n)
+	if lv.queue.pending() == 0 && lv.finished && lv.trailer != "" {
 		last := lv.lastByte
 		if len(buf) > 0 {
 			last = buf[len(buf)-1]
@@ -268,33 +257,6 @@ func (lv *liveView) take() string {
 	if len(buf) > 0 {
 		lv.lastByte = buf[len(buf)-1]
 	}
+	lv.scratch = buf[:0]
 	return string(buf)
-}
-
-// consume drops k reported bytes from the front of the queue.
-func (lv *liveView) consume(k int) {
-	lv.head += k
-	lv.pending -= k
-	if lv.head == len(lv.blocks[0]) {
-		if len(lv.free) < 2 {
-			lv.free = append(lv.free, lv.blocks[0])
-		}
-		lv.blocks[0] = nil
-		lv.blocks = lv.blocks[1:]
-		lv.head = 0
-	}
-}
-
-// unconsume puts b (the end of what was just taken) back at the front.
-// The bytes of b still in blocks[0] (before head) are reused; the others
-// (from a block already released) go into a new block in front.
-func (lv *liveView) unconsume(b []byte) {
-	lv.pending += len(b)
-	if lv.head >= len(b) {
-		lv.head -= len(b)
-		return
-	}
-	older := b[:len(b)-lv.head]
-	lv.head = 0
-	lv.blocks = append([][]byte{append(make([]byte, 0, len(older)), older...)}, lv.blocks...)
 }

@@ -21,8 +21,9 @@ func newLiveRig(interval time.Duration, chunk int, limit int64) *liveRig {
 		r.mu.Lock()
 		r.reports = append(r.reports, report{time.Now(), s})
 		r.mu.Unlock()
-	})
+	}, nil)
 	r.lv.interval, r.lv.chunk, r.lv.cap = interval, chunk, limit
+	r.lv.queue.block = chunk
 	go r.lv.run()
 	return r
 }

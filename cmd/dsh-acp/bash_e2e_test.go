@@ -457,3 +457,73 @@ func TestProcessLeavesNoCommandOnSIGTERM(t *testing.T) {
 	t.Setenv("MY_API_TOKEN", "hush-hush-42")
 	processRun(t, func(p *proc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) })
 }
+
+// BenchmarkBashStream100MB runs the binary on a turn whose command prints
+// 100 MB of lines to an editor with live terminals, and reports the
+// agent's peak RSS, the live updates per second, the MiB shown live and
+// the prompt's wall time.
+func BenchmarkBashStream100MB(b *testing.B) {
+	cmd := "yes 'a line of output, 0123456789 abcdefghijklmnopqrstuvwxyz' | head -c 100000000"
+	var rss, rate, shown, wall float64
+	for range b.N {
+		rec := b.TempDir()
+		for i, body := range []string{toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Print 100 MB"})), sseBody(nil, []string{"Done."}, "stop")} {
+			if err := os.WriteFile(filepath.Join(rec, fmt.Sprintf("%03d.sse", i+1)), []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p := startProc(b, "--replay", rec, "--mode", "bypassPermissions")
+		p.send(b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
+		p.next(b)
+		p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(b.TempDir()))+`,"mcpServers":[]}}`)
+		var ns struct {
+			Result acp.NewSessionResponse `json:"result"`
+		}
+		if err := json.Unmarshal(p.next(b), &ns); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+		var first, last time.Time
+		updates, bytesShown := 0, 0
+		for {
+			l := p.next(b)
+			if bytes.HasPrefix(l, []byte(`{"id":3`)) || bytes.Contains(l, []byte(`"id":3,"result"`)) {
+				break
+			}
+			var n struct {
+				Params acp.SessionNotification `json:"params"`
+			}
+			if json.Unmarshal(l, &n) == nil && !isFinal(n.Params.Update) {
+				if d := liveData(n.Params.Update); d != "" {
+					now := time.Now()
+					if updates == 0 {
+						first = now
+					}
+					last = now
+					updates++
+					bytesShown += len(d)
+				}
+			}
+		}
+		wall += time.Since(start).Seconds()
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		for _, line := range strings.Split(string(status), "\n") {
+			var kb float64
+			if _, err := fmt.Sscanf(line, "VmHWM: %f kB", &kb); err == nil {
+				rss += kb / 1024
+			}
+		}
+		if span := last.Sub(first).Seconds(); updates > 1 && span > 0 {
+			rate += float64(updates-1) / span
+		}
+		shown += float64(bytesShown) / (1 << 20)
+		p.stdin.Close()
+		p.wait(b)
+	}
+	n := float64(b.N)
+	b.ReportMetric(rss/n, "peak-RSS-MiB")
+	b.ReportMetric(rate/n, "updates/s")
+	b.ReportMetric(shown/n, "live-MiB")
+	b.ReportMetric(wall/n, "wall-s")
+}
