@@ -119,6 +119,7 @@ func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, di
 	var lv *liveView
 	if ex.Progress != nil {
 		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) }, m.createOverflow)
+		lv.cap = m.liveCap
 	}
 	p, err := m.start(command, dir, lv)
 	if err != nil {
@@ -175,7 +176,7 @@ func liveTrailer(lv *liveView, p *proc, c capture) string {
 				paths = append(paths, path)
 			}
 		}
-		lines = append(lines, liveLimitLine(hidden, paths))
+		lines = append(lines, liveLimitLine(lv.cap, hidden, paths))
 	}
 	if c.timedOut {
 		lines = append(lines, "[timed out after "+formatMs(c.timeoutMs)+"ms]")

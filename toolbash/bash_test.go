@@ -296,3 +296,32 @@ func TestBashTimeoutTrapped(t *testing.T) {
 		t.Errorf("live view %q", got)
 	}
 }
+
+// TestBashLiveCap: past the live cap the view stops, and one line at the
+// end says how many bytes it left out and names the spill files.
+func TestBashLiveCap(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	g.m.liveCap = 100000
+	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "head -c 300000 /dev/zero | tr '\\0' 'q'; head -c 70000 /dev/zero | tr '\\0' 'e' >&2", "description": "d"})
+	live := rec.text()
+	if !strings.HasPrefix(live, strings.Repeat("q", 100000)+"\n[") {
+		t.Fatalf("live view starts %q…", live[:min(len(live), 50)])
+	}
+	m := regexp.MustCompile(`\n\[live view limit of 100000 bytes reached: 270000 more bytes not shown; full output: (/\S+-stdout\.log), (/\S+-stderr\.log)\]\n$`).FindStringSubmatch(live)
+	if m == nil || len(live) != 100000+len(m[0]) {
+		t.Fatalf("live view ends %q", live[max(0, len(live)-300):])
+	}
+	for i, want := range []int64{300000, 70000} {
+		st, err := os.Stat(m[i+1])
+		if err != nil || st.Size() != want {
+			t.Errorf("spill file %s: %v %v", m[i+1], st, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Dir(m[1])); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("spill directory: %v %v", st, err)
+	}
+	if got := text(res); !strings.Contains(got, "\n[output truncated; full output: "+m[1]+"]\n[stderr]\n") {
+		t.Errorf("result lacks the stdout truncation line: %q", got[max(0, len(got)-200):])
+	}
+}

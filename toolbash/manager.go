@@ -34,6 +34,7 @@ var errShutdown = errors.New("the agent is shutting down")
 type Manager struct {
 	log     *slog.Logger
 	tempDir string
+	liveCap int64 // LiveCap, smaller in tests
 
 	mu       sync.Mutex
 	closed   bool
@@ -50,7 +51,7 @@ func New(o Options) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{log: log, tempDir: o.TempDir, procs: map[*proc]struct{}{}, tasks: map[string]*task{}}
+	return &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{}}
 }
 
 // Tools returns the tools bash, bash_output and bash_kill, in that order.

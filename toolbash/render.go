@@ -138,12 +138,17 @@ func statusLine(code int, signal string, killed bool) string {
 	return "[status: completed, exit code: " + strconv.Itoa(code) + "]"
 }
 
-// liveLimitLine is the live view's one line once LiveCap is reached.
-func liveLimitLine(hidden int64, paths []string) string {
+// liveLimitLine is the live view's one line once its cap (bytes) was
+// reached: how many bytes it left out and where the full output is.
+func liveLimitLine(limit, hidden int64, paths []string) string {
 	where := "(unavailable)"
 	if len(paths) > 0 {
 		where = strings.Join(paths, ", ")
 	}
-	return "[live view limit of " + strconv.Itoa(LiveCap>>20) + " MiB reached: " + strconv.FormatInt(hidden, 10) +
+	size := strconv.FormatInt(limit, 10) + " bytes"
+	if limit%(1<<20) == 0 {
+		size = strconv.FormatInt(limit>>20, 10) + " MiB"
+	}
+	return "[live view limit of " + size + " reached: " + strconv.FormatInt(hidden, 10) +
 		" more bytes not shown; full output: " + where + "]"
 }
