@@ -28,6 +28,7 @@ func TestBashReferenceTexts(t *testing.T) {
 		"kill -USR1 $$":                          "(no output)\n[killed by signal: SIGUSR1]",
 		"exec sh -c 'kill -SEGV $$'":             "(no output)\n[killed by signal: SIGSEGV]",
 		"echo $NO_COLOR,$TERM,$PAGER,$GIT_PAGER": "1,dumb,cat,cat\n",
+		"cat; echo stdin closed":                 "stdin closed\n",
 	} {
 		if got := g.run(s, cmd); got != want {
 			t.Errorf("%q: got %q, want %q", cmd, got, want)
