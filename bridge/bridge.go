@@ -303,6 +303,7 @@ func (b *Bridge) closeSession(params json.RawMessage) (any, error) {
 		return nil, unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
+	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
 	return struct{}{}, nil
 }

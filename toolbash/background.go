@@ -35,6 +35,12 @@ func (m *Manager) startTask(ex *tools.Exec, command, dir string) (tools.Output, 
 	t := &task{id: m.nextTaskID(), owner: owner, p: p}
 	m.tasks[t.id] = t
 	m.mu.Unlock()
+	if ex.Session != nil {
+		ex.Session.Value(closeHookKey{m}, func() any {
+			tools.OnClose(ex.Session, func() { m.KillSession(owner) })
+			return true
+		})
+	}
 	go m.watch(t, ex.Session)
 	return tools.Output{Content: []tools.Content{tools.Text("started background task " + t.id)}}, nil
 }
@@ -191,3 +197,6 @@ func jsonText(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+// closeHookKey marks a session whose close already stops its tasks.
+type closeHookKey struct{ m *Manager }

@@ -60,3 +60,44 @@ func (s *memSession) Value(key any, init func() any) any {
 	<-e.done
 	return e.val
 }
+
+type closersKey struct{}
+
+type closers struct {
+	mu   sync.Mutex
+	fs   []func()
+	done bool
+}
+
+// OnClose registers f to run when the session closes (CloseSession); when
+// it is already closed, f runs at once.
+func OnClose(s Session, f func()) {
+	if s == nil {
+		return
+	}
+	c := s.Value(closersKey{}, func() any { return &closers{} }).(*closers)
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		f()
+		return
+	}
+	c.fs = append(c.fs, f)
+	c.mu.Unlock()
+}
+
+// CloseSession runs the functions registered with OnClose, newest first,
+// once; the bridge calls it on session/close.
+func CloseSession(s Session) {
+	if s == nil {
+		return
+	}
+	c := s.Value(closersKey{}, func() any { return &closers{} }).(*closers)
+	c.mu.Lock()
+	fs := c.fs
+	c.fs, c.done = nil, true
+	c.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,5 +48,20 @@ func TestSession(t *testing.T) {
 	got := s.Value("outer", func() any { return s.Value("inner", func() any { return 7 }).(int) + 1 })
 	if got != 8 || s.Value("inner", nil) != 7 {
 		t.Errorf("nested init gave %v", got)
+	}
+}
+
+// TestOnClose: close hooks run once, newest first; a hook added after the
+// close runs at once.
+func TestOnClose(t *testing.T) {
+	s := tools.NewSession("s", "/")
+	var got []string
+	tools.OnClose(s, func() { got = append(got, "a") })
+	tools.OnClose(s, func() { got = append(got, "b") })
+	tools.CloseSession(s)
+	tools.CloseSession(s)
+	tools.OnClose(s, func() { got = append(got, "late") })
+	if strings.Join(got, ",") != "b,a,late" {
+		t.Errorf("hooks ran as %v", got)
 	}
 }

@@ -527,3 +527,26 @@ func BenchmarkBashStream100MB(b *testing.B) {
 	b.ReportMetric(shown/n, "live-MiB")
 	b.ReportMetric(wall/n, "wall-s")
 }
+
+// TestSessionCloseKillsBackgroundTasks: session/close stops the session's
+// background commands.
+func TestSessionCloseKillsBackgroundTasks(t *testing.T) {
+	marker := fmt.Sprintf("dsh_close_marker_%d", time.Now().UnixNano())
+	rec := writeReplay(t,
+		toolCallSSE(bashCall(map[string]any{"command": "sleep 300; echo " + marker, "description": "Wait in the background", "run_in_background": true})),
+		sseBody(nil, []string{"Started."}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "start it"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	waitFor(t, func() bool { return len(processesWith(marker)) > 0 })
+	h.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	deadline := time.Now().Add(6 * time.Second)
+	for len(processesWith(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("background task still running after session/close: %q", processesWith(marker))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
