@@ -209,7 +209,11 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo failed: %v\n%s", err, out)
 	}
 	s := string(out)
-	for _, want := range []string{"agent_thought_chunk", "agent_message_chunk", "stop        end_turn"} {
+	for _, want := range []string{"agent_thought_chunk", "agent_message_chunk", "stop        end_turn",
+		`plan                [in_progress] Read config.txt`, `title="Read config.txt" kind=read`,
+		`diff config.txt: "mode=DEBUG\nlevel=info" -> "mode=RELEASE\nlevel=info"`,
+		`request_permission  call_demo_edit "Edit config.txt" -> allow-once`,
+		`output="1:mode=RELEASE\n"`, "status=completed exit=0"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)
 		}
