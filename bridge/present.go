@@ -440,23 +440,7 @@ func (p *Presenter) terminalContent(c *callState, output string) []acp.ToolCallC
 	if c.desc != "" {
 		items = append(items, acp.TextContent(c.desc))
 	}
-	return append(items, acp.TextContent(fence(strings.TrimRight(output, "\n"))))
-}
-
-// fence wraps s in a ```console block whose fence is longer than any run
-// of backticks in s.
-func fence(s string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return f + "console\n" + s + "\n" + f
+	return append(items, acp.TextContent(tools.ConsoleFence(strings.TrimRight(output, "\n"))))
 }
 
 // appendTail appends s to tail and keeps at most limit bytes, cut at a

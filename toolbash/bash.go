@@ -217,7 +217,7 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 	}
 	text := r.Content[0].Text
 	if a.RunInBackground || r.IsError {
-		return tools.GenericResult{Content: []tools.Content{tools.Text(consoleFence(text))}}
+		return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ConsoleFence(text))}}
 	}
 	code, sig := parseExit(text)
 	if sig != "" {

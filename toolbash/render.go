@@ -106,23 +106,6 @@ func parseExit(text string) (code int, signal string) {
 	return 0, ""
 }
 
-// consoleFence wraps s (trailing newlines removed) in a ```console block
-// whose fence is longer than any run of backticks in s.
-func consoleFence(s string) string {
-	s = strings.TrimRight(s, "\n")
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return f + "console\n" + s + "\n" + f
-}
-
 // Task status lines (bash_output, notices).
 func statusRunning() string { return "[status: running]" }
 

@@ -3,6 +3,8 @@ package toolbash
 import (
 	"strings"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // TestResultTextReference pins the reference's result strings (§5.5).
@@ -65,10 +67,10 @@ func TestParseExitRoundTrip(t *testing.T) {
 }
 
 func TestConsoleFence(t *testing.T) {
-	if got := consoleFence("started background task bash-1\n"); got != "```console\nstarted background task bash-1\n```" {
+	if got := tools.ConsoleFence("started background task bash-1\n"); got != "```console\nstarted background task bash-1\n```" {
 		t.Errorf("got %q", got)
 	}
-	got := consoleFence("a ```` b")
+	got := tools.ConsoleFence("a ```` b")
 	if !strings.HasPrefix(got, "`````console\n") || !strings.HasSuffix(got, "\n`````") {
 		t.Errorf("fence not longer than the backtick run: %q", got)
 	}
