@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // loadState is the set of session ids being loaded, so that a second
@@ -118,6 +119,11 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (a
 	}
 	events := store.Events()
 	s := b.buildSession(id, cwd, store)
+	if live != nil && b.session(id) == live {
+		// The old tool state's background commands and notices carry
+		// over to the reconnected session.
+		tools.Inherit(s.agent.Tools, live.agent.Tools)
+	}
 	if err := b.replay(ctx, s, events); err != nil {
 		if live == nil {
 			_ = store.Close()

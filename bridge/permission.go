@@ -50,19 +50,22 @@ func (p *permState) setMode(m string) {
 // touches and, for bash, the command.
 func (p *permState) call(name string, args json.RawMessage) permission.Call {
 	c := permission.Call{Tool: name, Cwd: p.s.cwd}
-	var a struct {
-		FilePath string `json:"file_path"`
-		Path     string `json:"path"`
-		Command  string `json:"command"`
-		Workdir  string `json:"workdir"`
+	// Keys are matched exactly, as the tools decode them: a case variant
+	// ("FILE_PATH") must not let the policy judge another value than the
+	// tool uses (encoding/json alone would fold case).
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(args, &fields)
+	str := func(key string) string {
+		var v string
+		_ = json.Unmarshal(fields[key], &v)
+		return v
 	}
-	_ = json.Unmarshal(args, &a)
-	for _, path := range []string{a.FilePath, a.Path, a.Workdir} {
-		if path != "" {
-			c.Paths = append(c.Paths, path)
+	for _, key := range []string{"file_path", "path", "workdir"} {
+		if v := str(key); v != "" {
+			c.Paths = append(c.Paths, v)
 		}
 	}
-	c.Command = a.Command
+	c.Command = str("command")
 	return c
 }
 
@@ -85,7 +88,10 @@ func (b *Bridge) middleware(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	}
 	p, _ := ex.Session.Value(permKey{}, nil).(*permState)
-	if p == nil {
+	tool, known := b.cfg.Tools.Get(ex.Name)
+	if p == nil || !known {
+		// Nothing to ask about: an unknown tool fails in the registry
+		// without running anything.
 		return next(ctx, ex)
 	}
 	c := p.call(ex.Name, ex.Args)
@@ -103,10 +109,15 @@ func (b *Bridge) middleware(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	}
 	var preview tools.ToolCallView
-	if tool, ok := b.cfg.Tools.Get(ex.Name); ok && tool.Preview != nil {
-		if v, err := tool.Preview(ctx, ex); err == nil {
-			preview = v
+	if tool.Preview != nil {
+		v, err := tool.Preview(ctx, ex)
+		if err != nil {
+			// The call cannot succeed (e.g. old_string not found, a file
+			// never read): say so now instead of asking the user to
+			// approve a change that will not happen. Nothing runs.
+			return tools.ErrorResult(ex.CallID, err)
 		}
+		preview = v
 	}
 	card := NewPresenter(p.s.view, b.cfg.Tools).PermissionCard(ex.CallID, ex.Name, ex.Args, preview)
 	var res acp.RequestPermissionResponse

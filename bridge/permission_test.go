@@ -119,3 +119,29 @@ func TestPermissionMiddlewareTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionSkipsHopelessCalls: a call whose Preview fails (the edit
+// cannot apply) and a call of an unknown tool fail at once, without a
+// permission prompt and without running anything.
+func TestPermissionSkipsHopelessCalls(t *testing.T) {
+	reg := tools.NewRegistry()
+	ran := 0
+	_ = reg.Register(tools.Tool{Name: "edit", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, *tools.Exec) (tools.Output, error) { ran++; return tools.Output{}, nil },
+		Preview: func(context.Context, *tools.Exec) (tools.ToolCallView, error) {
+			return nil, fmt.Errorf("old_string was not found")
+		}})
+	fe := &fakeEditor{option: "allow-once"}
+	b := New(Config{Tools: reg, Mode: "default"})
+	b.client = fe
+	s := b.openSession("s1", t.TempDir(), nil)
+	for name, want := range map[string]string{"edit": "old_string was not found", "grep": `unknown tool "grep"`} {
+		res := reg.Execute(context.Background(), &tools.Exec{CallID: "c", Name: name, Args: json.RawMessage(`{"file_path":"a.txt"}`), Session: s.agent.Tools})
+		if text := tools.JoinText(res.Content); !res.IsError || !strings.Contains(text, want) {
+			t.Errorf("%s: result %q, want an error containing %q", name, text, want)
+		}
+	}
+	if fe.asked != 0 || ran != 0 {
+		t.Errorf("asked %d times, ran %d times; want 0 and 0", fe.asked, ran)
+	}
+}

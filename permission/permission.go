@@ -99,14 +99,17 @@ type Call struct {
 // reject_always). Safe for concurrent use.
 type Memory struct {
 	mu       sync.Mutex
-	tools    map[string]bool // tool name -> allowed (edit and other tools)
-	prefixes map[string]bool // bash command prefix -> allowed
-	paths    map[string]bool // resolved outside path -> allowed
+	tools    map[string]bool  // tool name -> allowed (edit and other tools)
+	prefixes map[string]bool  // bash command prefix -> allowed
+	paths    map[pathKey]bool // (tool, resolved outside path) -> allowed
 }
+
+// pathKey is an outside path remembered for one tool.
+type pathKey struct{ tool, path string }
 
 // NewMemory returns an empty memory.
 func NewMemory() *Memory {
-	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[string]bool{}}
+	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[pathKey]bool{}}
 }
 
 // Decide returns what to do with c in mode, and a reason for the model
@@ -119,14 +122,20 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if outside := outsidePaths(c); len(outside) > 0 {
+		// Outside the cwd every call asks, unless the user said "always"
+		// for this tool on these very paths; a command there must still
+		// pass the prefix rule.
 		for _, p := range outside {
-			allowed, known := m.paths[p]
+			allowed, known := m.paths[pathKey{c.Tool, p}]
 			if known && !allowed {
-				return Refuse, "the user refused access to " + p
+				return Refuse, "the user refused " + c.Tool + " on " + p
 			}
 			if !known {
 				return Ask, ""
 			}
+		}
+		if class == Execute && mode != ModeBypass {
+			return m.commandDecision(c)
 		}
 		return Allow, ""
 	}
@@ -135,6 +144,9 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 		return Allow, ""
 	}
 	if mode == ModeBypass {
+		if class == Execute && RedirectsOutside(c.Command, c.Cwd) {
+			return Ask, ""
+		}
 		return Allow, ""
 	}
 	switch class {
@@ -144,24 +156,30 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 		}
 		return m.toolDecision(c.Tool)
 	case Execute:
-		prefixes, ok := BashPrefixes(c.Command, c.Cwd)
-		if !ok || len(prefixes) == 0 {
-			return Ask, ""
-		}
-		all := true
-		for _, p := range prefixes {
-			allowed, known := m.prefixes[p]
-			if known && !allowed {
-				return Refuse, "the user refused commands starting with " + p
-			}
-			all = all && known && allowed
-		}
-		if all {
-			return Allow, ""
-		}
-		return Ask, ""
+		return m.commandDecision(c)
 	}
 	return m.toolDecision(c.Tool)
+}
+
+// commandDecision applies the remembered bash prefixes: a command runs
+// unasked only when every simple command in it has an allowed prefix.
+func (m *Memory) commandDecision(c Call) (Decision, string) {
+	prefixes, ok := BashPrefixes(c.Command, c.Cwd)
+	if !ok || len(prefixes) == 0 {
+		return Ask, ""
+	}
+	all := true
+	for _, p := range prefixes {
+		allowed, known := m.prefixes[p]
+		if known && !allowed {
+			return Refuse, "the user refused commands starting with " + p
+		}
+		all = all && known && allowed
+	}
+	if all {
+		return Allow, ""
+	}
+	return Ask, ""
 }
 
 func (m *Memory) toolDecision(tool string) (Decision, string) {
@@ -176,26 +194,25 @@ func (m *Memory) toolDecision(tool string) (Decision, string) {
 }
 
 // Remember records an always answer for c: for a call touching paths
-// outside the cwd, those paths only; for bash, the prefixes of its simple
-// commands (nothing when the command cannot be judged); for other tools,
-// the tool.
+// outside the cwd, those paths for that tool only; for bash, also the
+// prefixes of its simple commands (nothing when the command cannot be
+// judged); for other tools inside the cwd, the tool.
 func (m *Memory) Remember(c Call, allow bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if outside := outsidePaths(c); len(outside) > 0 {
-		for _, p := range outside {
-			m.paths[p] = allow
+	outside := outsidePaths(c)
+	for _, p := range outside {
+		m.paths[pathKey{c.Tool, p}] = allow
+	}
+	if ClassOf(c.Tool) == Execute {
+		if prefixes, ok := BashPrefixes(c.Command, c.Cwd); ok {
+			for _, p := range prefixes {
+				m.prefixes[p] = allow
+			}
 		}
 		return
 	}
-	if ClassOf(c.Tool) == Execute {
-		prefixes, ok := BashPrefixes(c.Command, c.Cwd)
-		if !ok {
-			return
-		}
-		for _, p := range prefixes {
-			m.prefixes[p] = allow
-		}
+	if len(outside) > 0 {
 		return
 	}
 	m.tools[c.Tool] = allow
@@ -216,31 +233,43 @@ func outsidePaths(c Call) []string {
 	return out
 }
 
-// Resolve makes p absolute against cwd, cleans "..", and resolves
-// symlinks of its longest existing prefix (a file that does not exist yet
-// keeps its missing tail).
+// Resolve makes p absolute against cwd and resolves it the way the kernel
+// does, one component at a time: a symlink is followed where it stands
+// (so "link/.." is the link target's parent), a dangling link to its
+// target, and the missing tail of a path that does not exist yet is kept.
+// After 40 links it gives up and returns the path as it is.
 func Resolve(cwd, p string) string {
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
+		p = cwd + string(filepath.Separator) + p
 	}
-	p = filepath.Clean(p)
-	existing, rest := p, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
+	pending := strings.Split(p, string(filepath.Separator))
+	resolved := string(filepath.Separator)
+	for hops := 0; len(pending) > 0; {
+		comp := pending[0]
+		pending = pending[1:]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			return p
+		next := filepath.Join(resolved, comp)
+		target, err := os.Readlink(next)
+		if err != nil {
+			// Not a link (or not there): take it as it is.
+			resolved = next
+			continue
 		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
+		if hops++; hops > 40 {
+			return filepath.Clean(p)
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		pending = append(strings.Split(target, string(filepath.Separator)), pending...)
 	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return p
-	}
-	return filepath.Join(real, rest)
+	return resolved
 }
 
 // Inside reports whether the resolved path p is cwd or below it (by path

@@ -19,7 +19,9 @@ func TestBashPrefixes(t *testing.T) {
 		{"ls -la && go test ./...", []string{"ls", "go test"}, true},
 		{"git status; rm -rf x", []string{"git status", "rm"}, true},
 		{"cat a | grep b > out.txt", []string{"cat", "grep"}, true},
-		{"FOO=1 make build 2>&1", []string{"make build"}, true},
+		{"make build 2>&1 >/dev/null", []string{"make build"}, true},
+		{"FOO=1 make build", nil, false},
+		{"echo x >&2", []string{"echo"}, true},
 		{"echo hi > /dev/null", []string{"echo"}, true},
 		{"git status $(rm -rf x)", nil, false},
 		{"diff <(ls a) <(ls b)", nil, false},
@@ -125,5 +127,23 @@ func TestOutsideRemembered(t *testing.T) {
 	}
 	if Inside("/proj", "/proj2/a") {
 		t.Error("/proj2 counted inside /proj")
+	}
+}
+
+// TestBypassStillAsksForOutsideRedirects: bypassPermissions runs
+// commands unasked, except those writing outside the project.
+func TestBypassStillAsksForOutsideRedirects(t *testing.T) {
+	cwd := t.TempDir()
+	for cmd, want := range map[string]Decision{
+		"echo hi > out.txt":        Allow,
+		"echo hi > /tmp/elsewhere": Ask,
+		"echo hi >> ~/.bashrc":     Ask,
+		"make $(echo build) 2>&1":  Allow,
+		"cat < /etc/hosts":         Ask,
+		"echo hi >/dev/null 2>&1":  Allow,
+	} {
+		if got, _ := NewMemory().Decide(ModeBypass, Call{Tool: "bash", Command: cmd, Cwd: cwd}); got != want {
+			t.Errorf("%q in bypassPermissions: got %v, want %v", cmd, got, want)
+		}
 	}
 }

@@ -55,18 +55,40 @@ func PostNotice(s Session, text string) {
 	b.mu.Unlock()
 }
 
-// TakeNotices returns and clears the queued notices, oldest first.
+// TakeNotices returns and clears the queued notices, oldest first,
+// including those still posted to the sessions s replaced (Inherit).
 func TakeNotices(s Session) []string {
 	if s == nil {
 		return nil
 	}
+	out := TakeNotices(previous(s))
 	b, _ := s.Value(noticeKey{}, nil).(*noticeBox)
 	if b == nil {
-		return nil
+		return out
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := b.texts
+	out = append(out, b.texts...)
 	b.texts = nil
 	return out
+}
+
+type prevKey struct{}
+
+// Inherit links s to prev, the session it replaces (an editor
+// reconnecting to a live session gets a fresh tool state): closing s
+// also runs prev's close hooks (its background commands stop), and
+// notices still posted to prev reach s's next model request.
+func Inherit(s, prev Session) {
+	if s == nil || prev == nil || s == prev {
+		return
+	}
+	s.Value(prevKey{}, func() any { return prev })
+	OnClose(s, func() { CloseSession(prev) })
+}
+
+// previous returns the session s replaced, or nil.
+func previous(s Session) Session {
+	p, _ := s.Value(prevKey{}, nil).(Session)
+	return p
 }
