@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -45,7 +47,9 @@ func (m *Manager) startTask(ex *tools.Exec, command, dir string) (tools.Output, 
 	return tools.Output{Content: []tools.Content{tools.Text("started background task " + t.id)}}, nil
 }
 
-// watch posts t's notice once it has finished (it ends with t's process).
+// watch posts t's notice once it has finished (it ends with t's process);
+// the notice carries leftoverLine when processes of the task's group are
+// still running.
 func (m *Manager) watch(t *task, sess tools.Session) {
 	<-t.p.done
 	m.mu.Lock()
@@ -55,7 +59,11 @@ func (m *Manager) watch(t *task, sess tools.Session) {
 		return
 	}
 	code, sig, _ := t.p.exit()
-	tools.PostNotice(sess, "background bash task "+t.id+" finished "+statusLine(code, sig, false)+". Read its output with bash_output.")
+	left := ""
+	if t.p.running() {
+		left = " " + leftoverLine
+	}
+	tools.PostNotice(sess, "background bash task "+t.id+" finished "+statusLine(code, sig, false)+left+". Read its output with bash_output.")
 }
 
 type taskArgs struct {
@@ -112,6 +120,8 @@ func (m *Manager) outputTool() tools.Tool {
 //	needed), or "(no new output)";
 //	+ "\n[some output was dropped from memory; full output: PATHS]" when
 //	  unread output no longer was in memory;
+//	+ "\n" + leftoverLine + "\n" when the shell has exited but a
+//	  process of its group is still running (zombies do not count);
 //	+ "\n" + the status line.
 func (m *Manager) taskOutput(t *task) string {
 	done := t.p.finished() // read the status first: the output is then complete
@@ -140,6 +150,9 @@ func (m *Manager) taskOutput(t *task) string {
 		m.mu.Lock()
 		killed := t.killed
 		m.mu.Unlock()
+		if t.p.running() {
+			b.WriteString(leftoverLine + "\n")
+		}
 		b.WriteString(statusLine(code, sig, killed))
 	}
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
@@ -170,27 +183,58 @@ func (m *Manager) killTool() tools.Tool {
 			if err != nil {
 				return tools.Output{}, err
 			}
-			m.mu.Lock()
-			already := t.killed || t.p.finished()
-			t.killed = true
-			m.mu.Unlock()
-			if already {
-				return tools.Output{Content: []tools.Content{tools.Text("task " + t.id + " had already finished")}}, nil
-			}
-			t.p.terminate(KillGrace)
-			// Wait for it to end (at most KillGrace plus the pipes' grace),
-			// so that a bash_output right after shows the final status.
-			select {
-			case <-t.p.done:
-			case <-ctx.Done():
-			}
-			return tools.Output{Content: []tools.Content{tools.Text("killed background task " + t.id)}}, nil
+			return tools.Output{Content: []tools.Content{tools.Text(m.killTask(ctx, t))}}, nil
 		},
 		PresentCall: func(a taskArgs) tools.ToolCallView {
 			return tools.GenericCall{Title: "Kill background task " + a.TaskID, Kind: tools.KindExecute, RawInput: jsonText(a.TaskID)}
 		},
 	})
 }
+
+// killTask stops task t for bash_kill and returns the tool's text. A
+// running task, or one whose shell has exited but whose process group
+// still has members (`server &`), gets SIGTERM and SIGKILL KillGrace later;
+// killTask then waits until the shell has ended and no member of the group
+// is running (zombies left for init to reap do not count), at most
+// KillGrace plus a second, or until ctx ends. Texts:
+//
+//	"killed background task ID"             it was running
+//	"task ID had already finished"          nothing of it was left
+//	"task ID had already finished; killed the processes it left running"
+//	"task ID had already finished; sent SIGTERM to the processes it left
+//	 running (SIGKILL follows 3 s after it)"  they outlived the wait
+//
+// Only a task whose shell was still running is marked killed: the status
+// of one that had finished stays as its shell ended.
+func (m *Manager) killTask(ctx context.Context, t *task) string {
+	m.mu.Lock()
+	finished := t.p.finished()
+	if !finished {
+		t.killed = true
+	}
+	m.mu.Unlock()
+	if finished && !t.p.running() {
+		// Zombies at most, or nothing: the signal costs nothing and covers
+		// a member forked while /proc was being read.
+		t.p.terminate(KillGrace)
+		return "task " + t.id + " had already finished"
+	}
+	t.p.terminate(KillGrace)
+	gone := t.p.waitStopped(ctx, KillGrace+time.Second)
+	switch {
+	case !finished:
+		return "killed background task " + t.id
+	case gone:
+		return "task " + t.id + " had already finished; killed the processes it left running"
+	}
+	return "task " + t.id + " had already finished; sent SIGTERM to the processes it left running (SIGKILL follows " +
+		strconv.Itoa(int(KillGrace/time.Second)) + " s after it)"
+}
+
+// leftoverLine is added before the status line of bash_output, and to the
+// end notice, when the task's shell has exited but processes it started
+// are still running.
+const leftoverLine = "[processes the task started are still running; bash_kill stops them]"
 
 // jsonText is s as a JSON string.
 func jsonText(s string) json.RawMessage {

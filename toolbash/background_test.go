@@ -110,6 +110,51 @@ func TestBackgroundKillTwice(t *testing.T) {
 	}
 }
 
+// TestBackgroundKillLeftover: a task whose shell exited but left a
+// process in its group (`server &`): bash_output and the notice say so,
+// bash_kill kills the group and says so, then nothing is left to kill.
+func TestBackgroundKillLeftover(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	s := tools.NewSession("s1", t.TempDir())
+	id := g.startBg(s, "sleep 30 & echo started")
+	task := g.m.tasks[id]
+	waitUntil(t, 5*time.Second, task.p.finished)
+	if len(groupMembers(task.p.pgid)) == 0 {
+		t.Fatal("the task left no process behind")
+	}
+	if got, want := g.output(s, id), "started\n\n"+leftoverLine+"\n[status: completed, exit code: 0]"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+	var notices []string
+	waitUntil(t, 2*time.Second, func() bool { notices = append(notices, tools.TakeNotices(s)...); return len(notices) > 0 })
+	want := "background bash task " + id + " finished [status: completed, exit code: 0] " + leftoverLine + ". Read its output with bash_output."
+	if len(notices) != 1 || notices[0] != want {
+		t.Errorf("notices %q, want [%q]", notices, want)
+	}
+	kill := func() string {
+		res, _ := g.call(context.Background(), s, "bash_kill", map[string]any{"task_id": id})
+		return text(res)
+	}
+	start := time.Now()
+	res := kill()
+	if took := time.Since(start); took > KillGrace/2 {
+		t.Errorf("bash_kill took %v for a leftover that dies of SIGTERM", took)
+	}
+	if m := groupMembers(task.p.pgid); len(m) > 0 {
+		t.Fatalf("bash_kill said %q; process group %d still has %v", res, task.p.pgid, m)
+	}
+	if want := "task " + id + " had already finished; killed the processes it left running"; res != want {
+		t.Errorf("bash_kill said %q, want %q", res, want)
+	}
+	if got := g.output(s, id); got != "(no new output)\n[status: completed, exit code: 0]" {
+		t.Errorf("output after the kill: %q", got)
+	}
+	if got := kill(); got != "task "+id+" had already finished" {
+		t.Errorf("second bash_kill: %q", got)
+	}
+}
+
 // TestBackgroundOwnership: another session may not read or kill a task
 // (§10 bash #7); unknown ids are named; an unowned task is open.
 func TestBackgroundOwnership(t *testing.T) {
@@ -156,6 +201,44 @@ func TestKillSession(t *testing.T) {
 	if n := tools.TakeNotices(a); len(n) != 0 {
 		t.Errorf("notices for a closed session: %q", n)
 	}
+}
+
+// TestBackgroundKillLeftoverIgnoringTERM: a leftover that ignores SIGTERM
+// gets SIGKILL KillGrace later, and bash_kill waits for it.
+func TestBackgroundKillLeftoverIgnoringTERM(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	s := tools.NewSession("s1", t.TempDir())
+	id := g.startBg(s, "trap '' TERM; sleep 30 & echo started")
+	p := g.m.tasks[id].p
+	waitUntil(t, 5*time.Second, p.finished)
+	start := time.Now()
+	res, _ := g.call(context.Background(), s, "bash_kill", map[string]any{"task_id": id})
+	took := time.Since(start)
+	if want := "task " + id + " had already finished; killed the processes it left running"; text(res) != want {
+		t.Errorf("bash_kill said %q, want %q", text(res), want)
+	}
+	if took < KillGrace-100*time.Millisecond || took > KillGrace+time.Second {
+		t.Errorf("bash_kill took %v, want about KillGrace (%v)", took, KillGrace)
+	}
+	if m := groupMembers(p.pgid); len(m) > 0 {
+		t.Errorf("process group %d still has %v", p.pgid, m)
+	}
+}
+
+// TestKillSessionLeftover: closing a session also stops what its
+// finished tasks left running.
+func TestKillSessionLeftover(t *testing.T) {
+	t.Parallel()
+	g := newRig(t)
+	s := tools.NewSession("s1", t.TempDir())
+	p := g.m.tasks[g.startBg(s, "sleep 30 & echo started")].p
+	waitUntil(t, 5*time.Second, p.finished)
+	if len(groupMembers(p.pgid)) == 0 {
+		t.Fatal("the task left no process behind")
+	}
+	g.m.KillSession("s1")
+	waitUntil(t, 2*time.Second, func() bool { return len(groupMembers(p.pgid)) == 0 })
 }
 
 // TestShutdownKillsEverything: Shutdown stops foreground leftovers and

@@ -2,9 +2,11 @@ package toolbash
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,35 @@ func TestBashSecretsFiltered(t *testing.T) {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("the child lacks %s", want)
 		}
+	}
+}
+
+// TestBashAgentEnvironUnreadable: a command cannot read the agent's
+// environment, API key included, at /proc/$PPID/environ (the agent is
+// undumpable), while a process it starts reads the command's own environ
+// (exec left the command dumpable). The agent is a child test process that
+// holds DSH_API_KEY; as root, that child and so its commands run as an
+// unprivileged user, since root reads every process's environ.
+func TestBashAgentEnvironUnreadable(t *testing.T) {
+	const secret = "sk-very-secret"
+	if os.Getenv(agentChildVar) == "TestBashAgentEnvironUnreadable" {
+		g := newRig(t)
+		probe := `self=denied; cat /proc/$$/environ >/dev/null 2>&1 && self=readable
+parent=denied; cat /proc/$PPID/environ >/dev/null 2>&1 && parent=readable
+echo "self=$self parent=$parent"
+tr '\0' '\n' < /proc/$PPID/environ 2>/dev/null | grep '^DSH_API_KEY=' || true`
+		fmt.Println("OUT:" + g.run(tools.NewSession("s1", t.TempDir()), probe))
+		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/<pid>/environ is Linux's")
+	}
+	out := runAgentChild(t, "TestBashAgentEnvironUnreadable", "DSH_API_KEY="+secret)
+	if strings.Contains(out, secret) {
+		t.Fatalf("a bash command read the agent's API key from /proc/$PPID/environ:\n%s", out)
+	}
+	if !strings.Contains(out, "OUT:self=readable parent=denied") {
+		t.Fatalf("want the command's environ readable and the agent's denied; the child printed:\n%s", out)
 	}
 }
 

@@ -16,5 +16,12 @@
 // temporary file, not in memory.
 //
 // A Manager owns every process it starts: Shutdown (the agent's exit) and
-// KillSession (a closed session) stop them.
+// KillSession (a closed session) stop them. bash_kill and KillSession also
+// stop what a finished task left running in its process group (`server &`).
+//
+// The first New makes the agent process undumpable on Linux (prctl
+// PR_SET_DUMPABLE 0) so that commands of the same uid cannot read its
+// environment (the API key) at /proc/$PPID/environ; this also turns off
+// the agent's core dumps and same-uid ptrace of it. Root can still read
+// it.
 package toolbash

@@ -45,12 +45,26 @@ type Manager struct {
 	spillDir string             // created on the first spill
 }
 
-// New returns a Manager.
+// undumpable makes the agent process undumpable once per process.
+var undumpable sync.Once
+
+// New returns a Manager. The first call also makes the whole agent
+// process undumpable on Linux (prctl PR_SET_DUMPABLE 0), so that the
+// commands cannot read the agent's environment, API key included, from
+// /proc/$PPID/environ; this also disables the agent's core dumps and
+// ptrace attachment to it by same-uid processes (root still can). The
+// commands themselves stay dumpable (exec resets the flag). A failure is
+// logged as a warning to the first Manager's Log.
 func New(o Options) *Manager {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	undumpable.Do(func() {
+		if err := makeUndumpable(); err != nil {
+			log.Warn("bash: the agent's environment stays readable by its commands", "err", err)
+		}
+	})
 	return &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{}}
 }
 
@@ -209,8 +223,10 @@ func stopGroups(ps []*proc, grace time.Duration) {
 }
 
 // KillSession stops the background tasks owned by session id (the
-// bridge calls it when the session is closed): SIGTERM to each, SIGKILL
-// KillGrace later; no notice is posted for them and they are forgotten.
+// bridge calls it when the session is closed): SIGTERM to the process
+// group of each task still running or whose group still has members (a
+// finished shell's leftovers), SIGKILL KillGrace later; it does not wait.
+// No notice is posted for them and they are forgotten.
 func (m *Manager) KillSession(id string) {
 	m.mu.Lock()
 	var ps []*proc
@@ -223,7 +239,7 @@ func (m *Manager) KillSession(id string) {
 	}
 	m.mu.Unlock()
 	for _, p := range ps {
-		if !p.finished() {
+		if !p.finished() || p.alive() {
 			p.terminate(KillGrace)
 		}
 	}

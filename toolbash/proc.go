@@ -1,6 +1,7 @@
 package toolbash
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -195,6 +196,40 @@ func (p *proc) alive() bool {
 			p.groupGone = true
 		}
 		return false
+	}
+	return true
+}
+
+// running reports whether the process group has a member that is not a
+// zombie (on Linux; elsewhere, whether it has a member at all).
+func (p *proc) running() bool {
+	return p.alive() && groupRunning(p.pgid)
+}
+
+// waitStopped waits until the shell has been reaped, its output read and
+// no member of its process group is running (see running), polling the
+// group every 20 ms, for at most d or until ctx ends; it reports whether
+// all of that happened.
+func (p *proc) waitStopped(ctx context.Context, d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return false
+	case <-deadline.C:
+		return false
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for p.running() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return false
+		}
 	}
 	return true
 }
