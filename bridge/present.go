@@ -68,6 +68,7 @@ type callState struct {
 	content   []acp.ToolCallContent // the content list last sent
 	sentLive  bool                  // live terminal output was sent
 	pending   bool                  // a terminal card announced as pending
+	rawPath   string                // the call card's first path, to relativize result titles
 	tail      []byte                // no-capability: the output so far (tail)
 	lastSnap  time.Time
 }
@@ -237,6 +238,7 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.SessionUpdate {
 		return w.list(u, &title)
 	}
 	title, kind, content, locs := p.callCard(w, d.Name, view)
+	c.rawPath = viewPath(view)
 	u.Kind, u.Locations = kind, locs
 	if len(content) > 0 {
 		u.ToolContent = content
@@ -408,7 +410,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 			u.ToolContent = raw()
 		}
 		if v.Title != "" {
-			t := p.title(v.Title, firstLocPath(v.Locations), "")
+			t := p.title(v.Title, firstLocPath(v.Locations), c.rawPath)
 			title = &t
 		}
 		u.Locations = p.locations(w, v.Locations)
@@ -421,7 +423,11 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 			u.ToolContent = raw()
 		}
 		if v.Title != "" {
-			t := p.title(v.Title, firstLocPath(v.Locations), firstDiffPath(v.Diffs))
+			fallback := firstDiffPath(v.Diffs)
+			if fallback == "" {
+				fallback = c.rawPath
+			}
+			t := p.title(v.Title, firstLocPath(v.Locations), fallback)
 			title = &t
 		}
 		u.Locations = p.locations(w, v.Locations)
@@ -561,6 +567,21 @@ func firstDiffPath(d []tools.FileDiff) string {
 		return ""
 	}
 	return d[0].Path
+}
+
+// viewPath is the first path a call card names (its first location,
+// else its first diff), "" for other cards.
+func viewPath(view tools.ToolCallView) string {
+	switch v := view.(type) {
+	case tools.GenericCall:
+		return firstLocPath(v.Locations)
+	case tools.DiffCall:
+		if p := firstLocPath(v.Locations); p != "" {
+			return p
+		}
+		return firstDiffPath(v.Diffs)
+	}
+	return ""
 }
 
 // oneLine cuts s at its first line break, marking the cut with "…".
