@@ -47,25 +47,25 @@ func (p *permState) setMode(m string) {
 }
 
 // call turns a tool call into what the policy judges: the paths it
-// touches and, for bash, the command.
+// touches and, for bash, the command, as the tool itself reads them from
+// its arguments (Tool.Access, the same decoding as Execute). A tool that
+// declares no access, or arguments it would refuse, touch nothing here:
+// such calls are judged by their tool alone (and refused arguments never
+// run).
 func (p *permState) call(name string, args json.RawMessage) permission.Call {
 	c := permission.Call{Tool: name, Cwd: p.s.cwd}
-	// Keys are matched exactly, as the tools decode them: a case variant
-	// ("FILE_PATH") must not let the policy judge another value than the
-	// tool uses (encoding/json alone would fold case).
-	var fields map[string]json.RawMessage
-	_ = json.Unmarshal(args, &fields)
-	str := func(key string) string {
-		var v string
-		_ = json.Unmarshal(fields[key], &v)
-		return v
+	tool, ok := p.b.cfg.Tools.Get(name)
+	if !ok || tool.Access == nil {
+		return c
 	}
-	for _, key := range []string{"file_path", "path", "workdir"} {
-		if v := str(key); v != "" {
-			c.Paths = append(c.Paths, v)
+	if acc, ok := tool.Access(args); ok {
+		for _, path := range acc.Paths {
+			if path != "" {
+				c.Paths = append(c.Paths, path)
+			}
 		}
+		c.Command = acc.Command
 	}
-	c.Command = str("command")
 	return c
 }
 

@@ -88,7 +88,8 @@ func TestPermissionMiddlewareTable(t *testing.T) {
 					Execute: func(context.Context, *tools.Exec) (tools.Output, error) {
 						ran++
 						return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
-					}})
+					},
+					Access: testAccess})
 			}
 			fe := &fakeEditor{option: option}
 			b := New(Config{Tools: reg, Mode: k.mode})
@@ -144,4 +145,24 @@ func TestPermissionSkipsHopelessCalls(t *testing.T) {
 	if fe.asked != 0 || ran != 0 {
 		t.Errorf("asked %d times, ran %d times; want 0 and 0", fe.asked, ran)
 	}
+}
+
+// testAccess reads file_path, workdir and command like the real tools
+// declare them.
+func testAccess(args json.RawMessage) (tools.Access, bool) {
+	var a struct {
+		FilePath string `json:"file_path"`
+		Workdir  string `json:"workdir"`
+		Command  string `json:"command"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return tools.Access{}, false
+	}
+	acc := tools.Access{Command: a.Command}
+	for _, p := range []string{a.FilePath, a.Workdir} {
+		if p != "" {
+			acc.Paths = append(acc.Paths, p)
+		}
+	}
+	return acc, true
 }

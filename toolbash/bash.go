@@ -55,6 +55,7 @@ func (m *Manager) bashTool() tools.Tool {
 		Spec:          bashSpec,
 		Terminal:      true,
 		Execute:       m.execBash,
+		Access:        bashAccess,
 		PresentCall:   presentBashCall,
 		PresentResult: presentBashResult,
 	})
@@ -224,4 +225,14 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 		return tools.TerminalResult{Output: text, Signal: sig}
 	}
 	return tools.TerminalResult{Output: text, ExitCode: &code}
+}
+
+// bashAccess is what a bash call touches for the permission check: its
+// workdir (when given) and its command.
+func bashAccess(a bashArgs) tools.Access {
+	acc := tools.Access{Command: a.Command}
+	if a.Workdir != "" {
+		acc.Paths = []string{a.Workdir}
+	}
+	return acc
 }

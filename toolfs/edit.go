@@ -41,6 +41,7 @@ func Edit() tools.Tool {
 			{Name: "replace_all", Prop: tools.Prop{Type: tools.TypeBoolean, Description: "Defaults to false; when false, old_string must appear exactly once."}},
 		},
 		Execute:       executeEdit,
+		Access:        func(a EditArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall:   presentEditCall,
 		PresentResult: presentEditResult,
 		Preview:       previewEdit,

@@ -38,6 +38,7 @@ func Read() tools.Tool {
 			{Name: "limit", Prop: tools.Prop{Type: tools.TypeNumber, Description: "Defaults to 2000."}},
 		},
 		Execute:     executeRead,
+		Access:      func(a ReadArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall: presentReadCall,
 	})
 }

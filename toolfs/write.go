@@ -32,6 +32,7 @@ func Write() tools.Tool {
 			{Name: "content", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
 		},
 		Execute:       executeWrite,
+		Access:        func(a WriteArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall:   presentWriteCall,
 		PresentResult: presentWriteResult,
 		Preview:       previewWrite,

@@ -26,6 +26,9 @@ type Def[A any] struct {
 	PresentResult func(args A, r ResultInput) ToolResultView
 	// Preview returns what the call would change, or nil.
 	Preview func(ctx context.Context, ex *Exec, args A) (ToolCallView, error)
+	// Access returns the paths and command a call touches (see
+	// Tool.Access).
+	Access func(args A) Access
 }
 
 // Define builds a Tool from d. Parameters is d.Spec.JSONSchema(). The
@@ -77,7 +80,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	// A call's two presenters see the same arguments: decode them once.
 	var cache *argsCache[A]
-	if d.PresentCall != nil && d.PresentResult != nil {
+	if d.PresentCall != nil && (d.PresentResult != nil || d.Access != nil) {
 		cache = newArgsCache[A]()
 	}
 	presentArgs := func(raw json.RawMessage) (A, bool) {
@@ -113,6 +116,15 @@ func Define[A any](d Def[A]) Tool {
 				return nil
 			}
 			return present(a, r)
+		}
+	}
+	if access := d.Access; access != nil {
+		t.Access = func(args json.RawMessage) (Access, bool) {
+			a, ok := presentArgs(args)
+			if !ok {
+				return Access{}, false
+			}
+			return access(a), true
 		}
 	}
 	if preview := d.Preview; preview != nil {

@@ -23,6 +23,14 @@ type Exec struct {
 	OnStart func()
 }
 
+// Access is what one tool call touches: the files or directories it
+// reads, writes or runs in (as given, relative ones against the session
+// cwd) and, for a shell tool, the command text.
+type Access struct {
+	Paths   []string
+	Command string
+}
+
 // Tool is a registered tool. Build one with Define from a Spec, or fill it
 // in directly for a raw JSON-Schema tool (then the registry validates
 // arguments with the schema before calling Execute).
@@ -57,6 +65,11 @@ type Tool struct {
 	// against the current state (typically a DiffCall), or nil when there is
 	// nothing to show. Callers treat an error as "no preview".
 	Preview func(ctx context.Context, ex *Exec) (ToolCallView, error)
+	// Access, when set, says what a call would touch, read from the
+	// arguments exactly as Execute decodes them (so a permission check
+	// judges the values the tool will use); ok is false for arguments the
+	// tool would refuse.
+	Access func(args json.RawMessage) (a Access, ok bool)
 
 	// spec is set by Define: the registry then leaves validation to the
 	// tool's own Execute, which reports the spec walker's texts.
