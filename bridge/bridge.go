@@ -58,7 +58,6 @@ type Bridge struct {
 	caps       acp.ClientCapabilities
 	clientInfo *acp.Implementation
 	sessions   map[string]*liveSession
-	closing    bool
 
 	loads loadState // sessions being loaded (load.go)
 }
@@ -125,7 +124,6 @@ func (b *Bridge) HandleNotification(_ context.Context, method string, params jso
 // Shutdown implements acp.Handler: every running turn is cancelled.
 func (b *Bridge) Shutdown() {
 	b.mu.Lock()
-	b.closing = true
 	ss := make([]*liveSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
 		ss = append(ss, s)

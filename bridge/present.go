@@ -347,7 +347,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 		status = acp.StatusFailed
 	}
 	text := tools.JoinText(d.Content)
-	u := acp.SessionUpdate{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: d.CallID, Status: status, RawOutput: jsonString(text)}
+	u := acp.SessionUpdate{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: d.CallID, Status: status, RawOutput: acp.JSONString(text)}
 	tool, _ := p.lookup(c, c.name)
 	in := tools.ResultInput{Content: d.Content, IsError: d.IsError, Meta: d.Meta}
 	if c.terminal {
@@ -362,7 +362,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.SessionUpdate {
 		if d.Cancelled {
 			s := "SIGTERM"
 			signal = &s
-			u.RawOutput = jsonString("Cancelled by the user.\n" + text)
+			u.RawOutput = acp.JSONString("Cancelled by the user.\n" + text)
 		}
 		if p.view.TerminalOutput {
 			data := ""
@@ -601,8 +601,6 @@ func rawInput(args json.RawMessage) json.RawMessage {
 	if json.Valid(args) {
 		return args
 	}
-	return jsonString(string(args))
+	return acp.JSONString(string(args))
 }
 
-// jsonString is s as a JSON string, as json.Marshal writes it.
-func jsonString(s string) json.RawMessage { return acp.JSONString(s) }

@@ -133,14 +133,8 @@ func checkHunks(t testing.TB, before, after string, hs []Hunk) {
 // totals returns the removed and added line counts of hs.
 func totals(hs []Hunk) (removed, added int) {
 	for _, h := range hs {
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case '-':
-				removed++
-			case '+':
-				added++
-			}
-		}
+		r, a := h.Changed()
+		removed, added = removed+r, added+a
 	}
 	return removed, added
 }

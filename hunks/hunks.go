@@ -75,3 +75,17 @@ func Compute(before, after []byte) ([]Hunk, error) {
 func bound(linesA, linesB int) int {
 	return max(1000, (linesA+linesB)/20)
 }
+
+// Changed returns how many lines h removes and adds (its '-' and '+'
+// lines).
+func (h Hunk) Changed() (removed, added int) {
+	for _, l := range h.Lines {
+		switch l.Kind {
+		case '-':
+			removed++
+		case '+':
+			added++
+		}
+	}
+	return removed, added
+}

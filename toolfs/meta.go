@@ -59,14 +59,8 @@ func hunkMeta(path string, hs []hunks.Hunk) Meta {
 func leftOutNote(rest []hunks.Hunk) string {
 	removed, added := 0, 0
 	for _, h := range rest {
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case '-':
-				removed++
-			case '+':
-				added++
-			}
-		}
+		r, a := h.Changed()
+		removed, added = removed+r, added+a
 	}
 	return noteText(len(rest), removed, added)
 }
