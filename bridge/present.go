@@ -603,4 +603,3 @@ func rawInput(args json.RawMessage) json.RawMessage {
 	}
 	return acp.JSONString(string(args))
 }
-
