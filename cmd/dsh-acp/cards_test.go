@@ -192,23 +192,9 @@ func TestCancelTerminalCard(t *testing.T) {
 		}
 		return false
 	})
-	start := time.Now()
-	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
-	m := <-ch
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("cancel took %v", took)
-	}
-	if !strings.Contains(string(m.Result), `"cancelled"`) {
-		t.Fatalf("prompt answered %s %v", m.Result, m.Error)
-	}
+	h.cancelPrompt(sid, ch, time.Second)
 	us := h.sessionUpdates()
-	last := us[len(us)-1]
-	x := last.ToolCallExtra
-	if last.Status != acp.StatusFailed || x == nil || x.TerminalExit == nil || x.TerminalExit.Signal == nil || *x.TerminalExit.Signal != "SIGTERM" ||
-		x.TerminalOutput == nil || x.TerminalOutput.Data != "[cancelled by the user]\n" {
-		b, _ := json.Marshal(last)
-		t.Errorf("final update = %s", b)
-	}
+	checkCancelledTerminal(t, us)
 	checkToolCallsEnd(t, us)
 }
 
@@ -221,4 +207,18 @@ func BenchmarkPresentPair(b *testing.B) {
 	}
 	b.ReportAllocs()
 	benchPresentPair(b, reg)
+}
+
+// checkCancelledTerminal: the last update closes a live terminal card the
+// way INTERFACE.md says for a cancelled call: failed, one last
+// "[cancelled by the user]" line and signal SIGTERM.
+func checkCancelledTerminal(t *testing.T, us []acp.SessionUpdate) {
+	t.Helper()
+	last := us[len(us)-1]
+	x := last.ToolCallExtra
+	if last.Status != acp.StatusFailed || x == nil || x.TerminalExit == nil || x.TerminalExit.Signal == nil || *x.TerminalExit.Signal != "SIGTERM" ||
+		x.TerminalOutput == nil || x.TerminalOutput.Data != "[cancelled by the user]\n" {
+		b, _ := json.Marshal(last)
+		t.Errorf("final update = %s", b)
+	}
 }

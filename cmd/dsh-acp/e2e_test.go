@@ -314,16 +314,7 @@ func TestCancelPrompt(t *testing.T) {
 	if code != acp.CodeInvalidParams {
 		t.Errorf("concurrent prompt code = %d, want -32602", code)
 	}
-	start := time.Now()
-	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
-	m := <-ch
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("cancel took %v", took)
-	}
-	var pr acp.PromptResponse
-	if m.Error != nil || json.Unmarshal(m.Result, &pr) != nil || pr.StopReason != acp.StopCancelled {
-		t.Fatalf("cancelled prompt answered %s / %v", m.Result, m.Error)
-	}
+	h.cancelPrompt(sid, ch, time.Second)
 }
 
 // TestCancelRaceNeverLost writes a prompt and its cancel in one write,

@@ -236,3 +236,27 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// cancelPrompt sends session/cancel for sid and waits for the running
+// prompt's response on ch: it must answer stopReason "cancelled" within
+// limit. It returns how long the answer took.
+func (h *harness) cancelPrompt(sid string, ch <-chan acpclient.Message, limit time.Duration) time.Duration {
+	h.t.Helper()
+	start := time.Now()
+	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
+	var m acpclient.Message
+	select {
+	case m = <-ch:
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("the prompt did not answer within 10 s of the cancel")
+	}
+	took := time.Since(start)
+	if took > limit {
+		h.t.Errorf("the prompt answered %v after the cancel, want within %v", took, limit)
+	}
+	var pr acp.PromptResponse
+	if m.Error != nil || json.Unmarshal(m.Result, &pr) != nil || pr.StopReason != acp.StopCancelled {
+		h.t.Fatalf("cancelled prompt answered %s / %v", m.Result, m.Error)
+	}
+	return took
+}

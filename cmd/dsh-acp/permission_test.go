@@ -114,15 +114,7 @@ func TestPermissionCancelWhilePending(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no permission request")
 	}
-	start := time.Now()
-	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
-	m := <-ch
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("cancel took %v", took)
-	}
-	if !strings.Contains(string(m.Result), `"cancelled"`) {
-		t.Fatalf("prompt answered %s %v", m.Result, m.Error)
-	}
+	h.cancelPrompt(sid, ch, time.Second)
 	if got := finalStatuses(h.sessionUpdates()); got != "failed" {
 		t.Errorf("final statuses %s", got)
 	}

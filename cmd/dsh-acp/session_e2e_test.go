@@ -539,10 +539,7 @@ func TestSessionLoadErrors(t *testing.T) {
 	if code, msg := load(sid, cwd); code != -32602 || !strings.Contains(msg, "prompt running") {
 		t.Errorf("load while a prompt runs: %d %s", code, msg)
 	}
-	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
-	if m := <-ch; !strings.Contains(string(m.Result), "cancelled") {
-		t.Fatalf("prompt answered %s", m.Result)
-	}
+	h.cancelPrompt(sid, ch, 10*time.Second)
 
 	// A corrupt log: -32603, and the file is left as it was.
 	path := logOf(t, state, sid)
@@ -653,10 +650,7 @@ func TestSessionTurnEndings(t *testing.T) {
 	waitFor(t, func() bool {
 		return strings.Contains(string(h.tr.AgentLines()[len(h.tr.AgentLines())-1]), "line two")
 	})
-	_ = h.client.Notify("session/cancel", map[string]any{"sessionId": sid})
-	if m := <-ch; !strings.Contains(string(m.Result), "cancelled") {
-		t.Fatalf("prompt answered %s", m.Result)
-	}
+	h.cancelPrompt(sid, ch, 10*time.Second)
 	if end := lastTurnEnd(t, path); end.Reason != session.EndCancelled {
 		t.Errorf("logged %+v, want cancelled", end)
 	}
