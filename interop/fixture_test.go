@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,36 +72,6 @@ func readRecordedTurn(path string) (recordedTurn, error) {
 	return recordedTurn{reasoning: reasoning.String(), content: content.String()}, nil
 }
 
-// repoRoot walks up from the working directory (the package dir under go
-// test) to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// skipOrFail skips the test with the reason, except under CI=true, where a
-// missing prerequisite is a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true, so this fails instead of skipping)", msg)
-	}
-	t.Skip(msg)
-}
-
 // nodeEnv is what the interop tests need: the repo root, the node binary and
 // this package's dir holding run.mjs and node_modules.
 type nodeEnv struct {
@@ -114,20 +84,17 @@ type nodeEnv struct {
 // node, npm or interop/node_modules is missing.
 func needNode(t *testing.T) nodeEnv {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := acptest.RepoRoot(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipOrFail(t, "interop: node not found on PATH; install Node.js >= 20 to run the ACP SDK interop test")
+		acptest.SkipOrFail(t, "interop: node not found on PATH; install Node.js >= 20 to run the ACP SDK interop test")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		skipOrFail(t, "interop: npm not found on PATH; install npm and run `npm ci` in interop/")
+		acptest.SkipOrFail(t, "interop: npm not found on PATH; install npm and run `npm ci` in interop/")
 	}
 	dir := filepath.Join(root, "interop")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		skipOrFail(t, "interop: interop/node_modules lacks @agentclientprotocol/sdk; run `npm ci` in interop/")
+		acptest.SkipOrFail(t, "interop: interop/node_modules lacks @agentclientprotocol/sdk; run `npm ci` in interop/")
 	}
 	return nodeEnv{root: root, node: node, dir: dir}
 }
@@ -138,7 +105,7 @@ func needFixtures(t *testing.T, root string) string {
 	t.Helper()
 	dir := filepath.Join(root, "..", "shared", "fixtures", "replay")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		skipOrFail(t, "interop: replay fixtures not found at %s (../shared relative to the repo root)", dir)
+		acptest.SkipOrFail(t, "interop: replay fixtures not found at %s (../shared relative to the repo root)", dir)
 	}
 	return dir
 }

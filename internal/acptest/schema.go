@@ -16,10 +16,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// SharedDir returns the shared/ folder beside the repository (found by
-// walking up from the working directory to go.mod). When it is absent the
-// test is skipped with a message, except under CI=true, where it fails.
-func SharedDir(t testing.TB) string {
+// RepoRoot returns the repository root: the directory holding go.mod,
+// found by walking up from the working directory (a package dir under go
+// test).
+func RepoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -27,7 +27,7 @@ func SharedDir(t testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -35,12 +35,27 @@ func SharedDir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
+}
+
+// SkipOrFail skips the test with the formatted reason, except under
+// CI=true, where a missing prerequisite is a failure.
+func SkipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true, so this fails instead of skipping)", msg)
+	}
+	t.Skip(msg)
+}
+
+// SharedDir returns the shared/ folder beside the repository. When it is
+// absent the test is skipped with a message, except under CI=true, where
+// it fails.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	shared := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
 	if _, err := os.Stat(filepath.Join(shared, "acp", "v1", "schema.json")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("acptest: %s/acp/v1/schema.json is missing; CI must have ../shared", shared)
-		}
-		t.Skipf("skipping: needs ../shared (the ACP schema and fixtures beside the repository), not found at %s", shared)
+		SkipOrFail(t, "skipping: needs ../shared (the ACP schema and fixtures beside the repository), not found at %s", shared)
 	}
 	return shared
 }
