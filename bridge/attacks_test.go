@@ -28,6 +28,7 @@ func breakRig(t *testing.T, mode string) (*tools.Registry, *fakeEditor, *liveSes
 	}
 	fe := &fakeEditor{option: "reject-once"}
 	b := New(Config{Tools: reg, Mode: mode})
+	reg.Use(b.Permission)
 	b.client = fe
 	s := b.openSession("s1", cwd, nil)
 	return reg, fe, s, cwd

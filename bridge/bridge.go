@@ -77,7 +77,8 @@ type liveSession struct {
 	perm *permState
 }
 
-// New returns a bridge.
+// New returns a bridge. It does not touch cfg.Tools' execute chain: the
+// wiring installs the permission step, cfg.Tools.Use(b.Permission).
 func New(cfg Config) *Bridge {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -85,11 +86,7 @@ func New(cfg Config) *Bridge {
 	if cfg.Mode == "" {
 		cfg.Mode = permission.ModeDefault
 	}
-	b := &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
-	if cfg.Tools != nil {
-		cfg.Tools.Use(b.middleware)
-	}
-	return b
+	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
 }
 
 // Serve starts serving the editor on r/w and returns the connection; wait

@@ -46,16 +46,20 @@ func (p *permState) setMode(m string) {
 	p.mu.Unlock()
 }
 
-// call turns a tool call into what the policy judges: the paths it
-// touches and, for bash, the command, as the tool itself reads them from
-// its arguments (Tool.Access, the same decoding as Execute). A tool that
-// declares no access, or arguments it would refuse, touch nothing here:
-// such calls are judged by their tool alone (and refused arguments never
-// run).
+// call turns a tool call into what the policy judges: the class the tool
+// declares, the paths it touches and, for a command tool, the command, as
+// the tool itself reads them from its arguments (Tool.Access, the same
+// decoding as Execute). A tool that declares no access, or arguments it
+// would refuse, touch nothing here: such calls are judged by their class
+// alone (and refused arguments never run).
 func (p *permState) call(name string, args json.RawMessage) permission.Call {
 	c := permission.Call{Tool: name, Cwd: p.s.cwd}
 	tool, ok := p.b.cfg.Tools.Get(name)
-	if !ok || tool.Access == nil {
+	if !ok {
+		return c
+	}
+	c.Class = tool.Class
+	if tool.Access == nil {
 		return c
 	}
 	if acc, ok := tool.Access(args); ok {
@@ -79,11 +83,14 @@ func (p *permState) willAsk(name string, args json.RawMessage) bool {
 // sees its message).
 const PermissionError = "PermissionError"
 
-// middleware is the permission step of the tools execute chain: it lets a
-// call run, refuses it (plan mode, a remembered reject) or asks the user
-// with `session/request_permission`, showing the card the user would see
-// (the tool's Preview when it has one).
-func (b *Bridge) middleware(ctx context.Context, ex *tools.Exec, next tools.Next) tools.Result {
+// Permission is the permission step of the tools execute chain (a
+// tools.Middleware; the wiring installs it with
+// cfg.Tools.Use(b.Permission)): it lets a call run, refuses it (plan
+// mode, a remembered reject) or asks the user with
+// `session/request_permission`, showing the card the user would see (the
+// tool's Preview when it has one). Calls without a session of this bridge
+// pass through.
+func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next) tools.Result {
 	if ex.Session == nil {
 		return next(ctx, ex)
 	}

@@ -83,8 +83,8 @@ func TestPermissionMiddlewareTable(t *testing.T) {
 			name := fmt.Sprintf("%s/%s/%s/%s", k.mode, k.tool, k.where, option)
 			reg := tools.NewRegistry()
 			ran := 0
-			for _, tn := range []string{"read", "write", "edit", "bash", "todo_write"} {
-				_ = reg.Register(tools.Tool{Name: tn, Parameters: json.RawMessage(`{"type":"object"}`),
+			for tn, class := range testClasses {
+				_ = reg.Register(tools.Tool{Name: tn, Class: class, Parameters: json.RawMessage(`{"type":"object"}`),
 					Execute: func(context.Context, *tools.Exec) (tools.Output, error) {
 						ran++
 						return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
@@ -93,6 +93,7 @@ func TestPermissionMiddlewareTable(t *testing.T) {
 			}
 			fe := &fakeEditor{option: option}
 			b := New(Config{Tools: reg, Mode: k.mode})
+			reg.Use(b.Permission)
 			b.client = fe
 			s := b.openSession("s1", cwd, nil)
 			path := inside
@@ -127,13 +128,14 @@ func TestPermissionMiddlewareTable(t *testing.T) {
 func TestPermissionSkipsHopelessCalls(t *testing.T) {
 	reg := tools.NewRegistry()
 	ran := 0
-	_ = reg.Register(tools.Tool{Name: "edit", Parameters: json.RawMessage(`{"type":"object"}`),
+	_ = reg.Register(tools.Tool{Name: "edit", Class: tools.ClassEdit, Parameters: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, *tools.Exec) (tools.Output, error) { ran++; return tools.Output{}, nil },
 		Preview: func(context.Context, *tools.Exec) (tools.ToolCallView, error) {
 			return nil, fmt.Errorf("old_string was not found")
 		}})
 	fe := &fakeEditor{option: "allow-once"}
 	b := New(Config{Tools: reg, Mode: "default"})
+	reg.Use(b.Permission)
 	b.client = fe
 	s := b.openSession("s1", t.TempDir(), nil)
 	for name, want := range map[string]string{"edit": "old_string was not found", "grep": `unknown tool "grep"`} {
@@ -145,6 +147,12 @@ func TestPermissionSkipsHopelessCalls(t *testing.T) {
 	if fe.asked != 0 || ran != 0 {
 		t.Errorf("asked %d times, ran %d times; want 0 and 0", fe.asked, ran)
 	}
+}
+
+// testClasses are the classes the real tools of these names declare.
+var testClasses = map[string]tools.Class{
+	"read": tools.ClassReadOnly, "write": tools.ClassEdit, "edit": tools.ClassEdit,
+	"bash": tools.ClassExecute, "todo_write": tools.ClassAgentState,
 }
 
 // testAccess reads file_path, workdir and command like the real tools

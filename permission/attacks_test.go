@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // attackDecide remembers "always allow" for each of allowed, then judges cmd.
@@ -12,9 +14,9 @@ func attackDecide(t *testing.T, allowed []string, cmd string) Decision {
 	cwd := t.TempDir()
 	m := NewMemory()
 	for _, a := range allowed {
-		m.Remember(Call{Tool: "bash", Command: a, Cwd: cwd}, true)
+		m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: a, Cwd: cwd}, true)
 	}
-	d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: cmd, Cwd: cwd})
+	d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: cmd, Cwd: cwd})
 	return d
 }
 
@@ -73,13 +75,13 @@ func TestAttackEnvAssignmentPrefix(t *testing.T) {
 func TestAttackOutsidePathMemoryCoversEveryCommand(t *testing.T) {
 	cwd, other := t.TempDir(), t.TempDir()
 	m := NewMemory()
-	m.Remember(Call{Tool: "bash", Command: "ls", Paths: []string{other}, Cwd: cwd}, true)
-	if d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: "rm -rf ~", Paths: []string{other}, Cwd: cwd}); d != Ask {
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "ls", Paths: []string{other}, Cwd: cwd}, true)
+	if d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: "rm -rf ~", Paths: []string{other}, Cwd: cwd}); d != Ask {
 		t.Errorf("`rm -rf ~` in an always-allowed outside workdir: got %v, want Ask", d)
 	}
 	f := other + "/notes.txt"
-	m.Remember(Call{Tool: "read", Paths: []string{f}, Cwd: cwd}, true)
-	if d, _ := m.Decide(ModeDefault, Call{Tool: "write", Paths: []string{f}, Cwd: cwd}); d != Ask {
+	m.Remember(Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{f}, Cwd: cwd}, true)
+	if d, _ := m.Decide(ModeDefault, Call{Tool: "write", Class: tools.ClassEdit, Paths: []string{f}, Cwd: cwd}); d != Ask {
 		t.Errorf("write to an outside file whose read was always-allowed: got %v, want Ask", d)
 	}
 }
@@ -96,8 +98,8 @@ func TestAttackSymlinkDotDotRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMemory()
-	m.Remember(Call{Tool: "bash", Command: "echo", Cwd: cwd}, true)
-	if d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: "echo pwned > link/../x", Cwd: cwd}); d != Ask {
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "echo", Cwd: cwd}, true)
+	if d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: "echo pwned > link/../x", Cwd: cwd}); d != Ask {
 		t.Fatalf("`echo pwned > link/../x` (writes %s/x): got %v, want Ask", out, d)
 	}
 }

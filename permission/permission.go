@@ -1,8 +1,9 @@
 // Package permission decides, for one tool call, whether it runs, asks
-// the user first, or is refused: from the session mode, the kind of tool,
-// the paths it touches (inside or outside the session cwd) and the
-// answers the user asked to remember. It holds no I/O beyond resolving
-// paths; the bridge asks the editor and applies the answer.
+// the user first, or is refused: from the session mode, the class the
+// tool declares (tools.Class), the paths it touches (inside or outside
+// the session cwd) and the answers the user asked to remember. It knows
+// no tool by name. It holds no I/O beyond resolving paths; the bridge
+// asks the editor and applies the answer.
 package permission
 
 import (
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // The session modes (ACP SessionModeId values; INTERFACE.md --mode).
@@ -43,35 +46,6 @@ func ValidMode(id string) bool {
 	return false
 }
 
-// Class is what a tool can do.
-type Class int
-
-// Tool classes.
-const (
-	// ReadOnly tools never change anything (read, todo_write,
-	// bash_output, bash_kill of the session's own task).
-	ReadOnly Class = iota
-	// Edit tools change files (write, edit).
-	Edit
-	// Execute tools run commands (bash).
-	Execute
-	// Other is any tool the agent does not know: treated like an edit.
-	Other
-)
-
-// ClassOf classifies a tool by name.
-func ClassOf(tool string) Class {
-	switch tool {
-	case "read", "todo_write", "bash_output", "bash_kill":
-		return ReadOnly
-	case "write", "edit":
-		return Edit
-	case "bash":
-		return Execute
-	}
-	return Other
-}
-
 // Decision is the outcome of Decide.
 type Decision int
 
@@ -84,12 +58,18 @@ const (
 
 // Call is one tool call as the policy sees it.
 type Call struct {
+	// Tool is the tool's name: the key of remembered answers, never a
+	// rule of its own.
 	Tool string
+	// Class is what the tool declares its calls change (Tool.Class); the
+	// zero value, tools.ClassUndeclared, is judged strictest.
+	Class tools.Class
 	// Paths are the files or directories the call touches, as given
-	// (relative ones are resolved against Cwd): file_path for the file
-	// tools, workdir for bash.
+	// (relative ones are resolved against Cwd): what the tool's Access
+	// returns (a file path, a command's working directory).
 	Paths []string
-	// Command is bash's command text.
+	// Command is the command text of a ClassExecute call (a shell
+	// command line), judged by BashPrefixes and RedirectsOutside.
 	Command string
 	// Cwd is the session's absolute working directory.
 	Cwd string
@@ -115,8 +95,8 @@ func NewMemory() *Memory {
 // Decide returns what to do with c in mode, and a reason for the model
 // when the call is refused.
 func (m *Memory) Decide(mode string, c Call) (Decision, string) {
-	class := ClassOf(c.Tool)
-	if mode == ModePlan && class != ReadOnly {
+	class := c.Class
+	if mode == ModePlan && !unasked(class) {
 		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
 	}
 	m.mu.Lock()
@@ -134,31 +114,38 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 				return Ask, ""
 			}
 		}
-		if class == Execute && mode != ModeBypass {
+		if class == tools.ClassExecute && mode != ModeBypass {
 			return m.commandDecision(c)
 		}
 		return Allow, ""
 	}
-	switch class {
-	case ReadOnly:
+	if unasked(class) {
 		return Allow, ""
 	}
 	if mode == ModeBypass {
-		if class == Execute && RedirectsOutside(c.Command, c.Cwd) {
+		if class == tools.ClassExecute && RedirectsOutside(c.Command, c.Cwd) {
 			return Ask, ""
 		}
 		return Allow, ""
 	}
 	switch class {
-	case Edit:
+	case tools.ClassEdit:
 		if mode == ModeAcceptEdits {
 			return Allow, ""
 		}
 		return m.toolDecision(c.Tool)
-	case Execute:
+	case tools.ClassExecute:
 		return m.commandDecision(c)
 	}
+	// ClassUndeclared (or a class this policy does not know): asked in
+	// acceptEdits too, which vouches for file edits only.
 	return m.toolDecision(c.Tool)
+}
+
+// unasked reports whether calls of class run without asking in every
+// mode (inside the cwd): they change nothing outside the agent.
+func unasked(class tools.Class) bool {
+	return class == tools.ClassReadOnly || class == tools.ClassAgentState
 }
 
 // commandDecision applies the remembered bash prefixes: a command runs
@@ -194,8 +181,8 @@ func (m *Memory) toolDecision(tool string) (Decision, string) {
 }
 
 // Remember records an always answer for c: for a call touching paths
-// outside the cwd, those paths for that tool only; for bash, also the
-// prefixes of its simple commands (nothing when the command cannot be
+// outside the cwd, those paths for that tool only; for a ClassExecute
+// call, also the prefixes of the simple commands of its Command (nothing when the command cannot be
 // judged); for other tools inside the cwd, the tool.
 func (m *Memory) Remember(c Call, allow bool) {
 	m.mu.Lock()
@@ -204,7 +191,7 @@ func (m *Memory) Remember(c Call, allow bool) {
 	for _, p := range outside {
 		m.paths[pathKey{c.Tool, p}] = allow
 	}
-	if ClassOf(c.Tool) == Execute {
+	if c.Class == tools.ClassExecute {
 		if prefixes, ok := BashPrefixes(c.Command, c.Cwd); ok {
 			for _, p := range prefixes {
 				m.prefixes[p] = allow

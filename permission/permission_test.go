@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 func TestBashPrefixes(t *testing.T) {
@@ -43,7 +45,7 @@ func TestBashPrefixes(t *testing.T) {
 func TestAllowAlwaysGitStatus(t *testing.T) {
 	cwd := t.TempDir()
 	m := NewMemory()
-	m.Remember(Call{Tool: "bash", Command: "git status", Cwd: cwd}, true)
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "git status", Cwd: cwd}, true)
 	for cmd, want := range map[string]Decision{
 		"git status --short":       Allow,
 		"git log":                  Ask,
@@ -51,45 +53,52 @@ func TestAllowAlwaysGitStatus(t *testing.T) {
 		"git status $(rm -rf x)":   Ask,
 		"git status && git status": Allow,
 	} {
-		if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: cmd, Cwd: cwd}); got != want {
+		if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: cmd, Cwd: cwd}); got != want {
 			t.Errorf("%q: got %v, want %v", cmd, got, want)
 		}
 	}
-	m.Remember(Call{Tool: "bash", Command: "rm x", Cwd: cwd}, false)
-	if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Command: "git status; rm -rf y", Cwd: cwd}); got != Refuse {
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "rm x", Cwd: cwd}, false)
+	if got, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: "git status; rm -rf y", Cwd: cwd}); got != Refuse {
 		t.Errorf("remembered reject: got %v", got)
 	}
 }
 
-// TestDecideTable: mode × tool × inside/outside.
+// TestDecideTable: mode × tool class × inside/outside.
 func TestDecideTable(t *testing.T) {
 	cwd := t.TempDir()
 	outside := t.TempDir()
 	in, out := filepath.Join(cwd, "a.txt"), filepath.Join(outside, "b.txt")
 	type row struct {
-		tool string
-		path string
-		want map[string]Decision // by mode
+		tool  string
+		class tools.Class
+		path  string
+		want  map[string]Decision // by mode
 	}
 	all := func(d Decision) map[string]Decision {
 		return map[string]Decision{ModeDefault: d, ModeAcceptEdits: d, ModePlan: d, ModeBypass: d}
 	}
 	rows := []row{
-		{"read", in, all(Allow)},
-		{"read", out, all(Ask)},
-		{"todo_write", "", all(Allow)},
-		{"bash_output", "", all(Allow)},
-		{"bash_kill", "", all(Allow)},
-		{"write", in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
-		{"edit", in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
-		{"write", out, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
-		{"bash", "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
-		{"bash", outside, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
-		{"mcp_tool", "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
+		{"read", tools.ClassReadOnly, in, all(Allow)},
+		{"read", tools.ClassReadOnly, out, all(Ask)},
+		{"todo_write", tools.ClassAgentState, "", all(Allow)},
+		{"bash_output", tools.ClassReadOnly, "", all(Allow)},
+		{"bash_kill", tools.ClassAgentState, "", all(Allow)},
+		{"write", tools.ClassEdit, in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
+		{"edit", tools.ClassEdit, in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Allow, ModePlan: Refuse, ModeBypass: Allow}},
+		{"write", tools.ClassEdit, out, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
+		{"bash", tools.ClassExecute, "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
+		{"bash", tools.ClassExecute, outside, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Ask}},
+		{"mcp_tool", tools.ClassUndeclared, "", map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
+		// The class decides, never the name: a read-only tool the policy
+		// has never heard of runs unasked, and a tool called "read" that
+		// declares nothing is judged strictest.
+		{"grep", tools.ClassReadOnly, in, all(Allow)},
+		{"grep", tools.ClassReadOnly, out, all(Ask)},
+		{"read", tools.ClassUndeclared, in, map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModePlan: Refuse, ModeBypass: Allow}},
 	}
 	for _, r := range rows {
 		for mode, want := range r.want {
-			c := Call{Tool: r.tool, Cwd: cwd, Command: "make build"}
+			c := Call{Tool: r.tool, Class: r.class, Cwd: cwd, Command: "make build"}
 			if r.path != "" {
 				c.Paths = []string{r.path}
 			}
@@ -110,7 +119,7 @@ func TestOutsideRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMemory()
-	c := Call{Tool: "read", Paths: []string{"escape/secret.txt"}, Cwd: cwd}
+	c := Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{"escape/secret.txt"}, Cwd: cwd}
 	if got, _ := m.Decide(ModeBypass, c); got != Ask {
 		t.Fatalf("read through a symlink out of the cwd: got %v, want Ask", got)
 	}
@@ -118,11 +127,11 @@ func TestOutsideRemembered(t *testing.T) {
 	if got, _ := m.Decide(ModeBypass, c); got != Allow {
 		t.Errorf("remembered path: got %v", got)
 	}
-	other := Call{Tool: "read", Paths: []string{filepath.Join(outside, "other.txt")}, Cwd: cwd}
+	other := Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{filepath.Join(outside, "other.txt")}, Cwd: cwd}
 	if got, _ := m.Decide(ModeBypass, other); got != Ask {
 		t.Errorf("another outside path: got %v, want Ask", got)
 	}
-	if got, _ := m.Decide(ModeDefault, Call{Tool: "read", Paths: []string{"sub/../../x"}, Cwd: cwd}); got != Ask {
+	if got, _ := m.Decide(ModeDefault, Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{"sub/../../x"}, Cwd: cwd}); got != Ask {
 		t.Errorf("../ out of the cwd: got %v", got)
 	}
 	if Inside("/proj", "/proj2/a") {
@@ -142,7 +151,7 @@ func TestBypassStillAsksForOutsideRedirects(t *testing.T) {
 		"cat < /etc/hosts":         Ask,
 		"echo hi >/dev/null 2>&1":  Allow,
 	} {
-		if got, _ := NewMemory().Decide(ModeBypass, Call{Tool: "bash", Command: cmd, Cwd: cwd}); got != want {
+		if got, _ := NewMemory().Decide(ModeBypass, Call{Tool: "bash", Class: tools.ClassExecute, Command: cmd, Cwd: cwd}); got != want {
 			t.Errorf("%q in bypassPermissions: got %v, want %v", cmd, got, want)
 		}
 	}

@@ -100,7 +100,12 @@ func (m *Manager) outputTool() tools.Tool {
 	return tools.Define(tools.Def[taskArgs]{
 		Name:        "bash_output",
 		Description: "Read what a background bash task has printed since the last read, and its status ([status: running], [status: completed, exit code: N], [status: killed…]).",
-		Spec:        taskSpec,
+		// It only reads. It does move the task's read position, under
+		// the output buffers' locks: two calls on one task at once split
+		// the new output between them and lose none of it.
+		Class:           tools.ClassReadOnly,
+		ConcurrencySafe: true,
+		Spec:            taskSpec,
 		Execute: func(_ context.Context, ex *tools.Exec, a taskArgs) (tools.Output, error) {
 			t, err := m.lookupTask(ex, a.TaskID)
 			if err != nil {
@@ -177,7 +182,10 @@ func (m *Manager) killTool() tools.Tool {
 	return tools.Define(tools.Def[taskArgs]{
 		Name:        "bash_kill",
 		Description: "Stop a background bash task: SIGTERM to its processes, SIGKILL 3 s later if they are still there.",
-		Spec:        taskSpec,
+		// It stops only a task this session's agent started (lookupTask
+		// refuses other ids): agent state, not the workspace.
+		Class: tools.ClassAgentState,
+		Spec:  taskSpec,
 		Execute: func(ctx context.Context, ex *tools.Exec, a taskArgs) (tools.Output, error) {
 			t, err := m.lookupTask(ex, a.TaskID)
 			if err != nil {

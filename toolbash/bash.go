@@ -54,6 +54,7 @@ func (m *Manager) bashTool() tools.Tool {
 		Description:   bashDescription,
 		Spec:          bashSpec,
 		Terminal:      true,
+		Class:         tools.ClassExecute,
 		Execute:       m.execBash,
 		Access:        bashAccess,
 		PresentCall:   presentBashCall,

@@ -34,6 +34,7 @@ func Edit() tools.Tool {
 	return tools.Define(tools.Def[EditArgs]{
 		Name:        "edit",
 		Description: "Edit an existing UTF-8 text file by replacing literal text.",
+		Class:       tools.ClassEdit,
 		Spec: tools.Spec{
 			{Name: "file_path", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
 			{Name: "old_string", Prop: tools.Prop{Type: tools.TypeString, Required: true, Description: "Literal text to replace. Must match exactly."}},

@@ -32,6 +32,9 @@ func Read() tools.Tool {
 	return tools.Define(tools.Def[ReadArgs]{
 		Name:        "read",
 		Description: "Read a UTF-8 text file and return line-numbered content.",
+		// Reads change nothing, so reads may run beside each other.
+		Class:           tools.ClassReadOnly,
+		ConcurrencySafe: true,
 		Spec: tools.Spec{
 			{Name: "file_path", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
 			{Name: "offset", Prop: tools.Prop{Type: tools.TypeNumber, Description: "1-based first line to return. Defaults to 1."}},

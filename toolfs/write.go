@@ -27,6 +27,7 @@ func Write() tools.Tool {
 	return tools.Define(tools.Def[WriteArgs]{
 		Name:        "write",
 		Description: "Create or fully replace a UTF-8 text file.",
+		Class:       tools.ClassEdit,
 		Spec: tools.Spec{
 			{Name: "file_path", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
 			{Name: "content", Prop: tools.Prop{Type: tools.TypeString, Required: true}},

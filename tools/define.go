@@ -17,6 +17,11 @@ type Def[A any] struct {
 	Spec              Spec
 	Strict            *bool
 	Terminal          bool
+	// Class and ConcurrencySafe are copied to the Tool (see Tool.Class,
+	// Tool.ConcurrencySafe); unset, the tool is ClassUndeclared and runs
+	// alone.
+	Class           Class
+	ConcurrencySafe bool
 	// Execute runs the call with validated, decoded arguments.
 	Execute func(ctx context.Context, ex *Exec, args A) (Output, error)
 	// PresentCall returns the pending card (nil for the generic fallback).
@@ -59,11 +64,13 @@ func Define[A any](d Def[A]) Tool {
 		return a, err
 	}
 	t := Tool{
-		Name:        d.Name,
-		Description: d.Description,
-		Parameters:  spec.JSONSchema(),
-		Terminal:    d.Terminal,
-		spec:        &spec,
+		Name:            d.Name,
+		Description:     d.Description,
+		Parameters:      spec.JSONSchema(),
+		Terminal:        d.Terminal,
+		Class:           d.Class,
+		ConcurrencySafe: d.ConcurrencySafe,
+		spec:            &spec,
 	}
 	if d.Strict != nil {
 		strict := *d.Strict

@@ -27,6 +27,7 @@ func bashLike() tools.Tool {
 		Name:        "bash",
 		Description: "Run a shell command.",
 		Terminal:    true,
+		Class:       tools.ClassExecute,
 		Spec: tools.Spec{
 			{Name: "command", Prop: tools.Prop{Type: tools.TypeString, Required: true}},
 			{Name: "description", Prop: tools.Prop{Type: tools.TypeString, Required: true, Description: "Clear, concise description (shown in the UI)"}},
@@ -84,6 +85,30 @@ func TestSoftValidation(t *testing.T) {
 	}
 	if !tool.Terminal {
 		t.Errorf("Terminal flag lost")
+	}
+	if tool.Class != tools.ClassExecute || tool.ConcurrencySafe {
+		t.Errorf("Class, ConcurrencySafe = %v, %v; want Execute, false", tool.Class, tool.ConcurrencySafe)
+	}
+}
+
+// TestDeclaredDefaults: a tool that declares nothing is ClassUndeclared
+// (the zero value, which the permission policy judges strictest) and not
+// concurrency-safe; what Define is given reaches the Tool.
+func TestDeclaredDefaults(t *testing.T) {
+	run := func(context.Context, *tools.Exec, struct{}) (tools.Output, error) { return tools.Output{}, nil }
+	plain := tools.Define(tools.Def[struct{}]{Name: "plain", Execute: run})
+	if plain.Class != tools.ClassUndeclared || plain.ConcurrencySafe {
+		t.Errorf("undeclared tool: Class %v, ConcurrencySafe %v", plain.Class, plain.ConcurrencySafe)
+	}
+	grep := tools.Define(tools.Def[struct{}]{Name: "grep", Execute: run, Class: tools.ClassReadOnly, ConcurrencySafe: true})
+	if grep.Class != tools.ClassReadOnly || !grep.ConcurrencySafe {
+		t.Errorf("declared tool: Class %v, ConcurrencySafe %v", grep.Class, grep.ConcurrencySafe)
+	}
+	for c, want := range map[tools.Class]string{tools.ClassUndeclared: "Undeclared", tools.ClassReadOnly: "ReadOnly",
+		tools.ClassAgentState: "AgentState", tools.ClassEdit: "Edit", tools.ClassExecute: "Execute", 9: "Class(9)"} {
+		if got := c.String(); got != want {
+			t.Errorf("Class(%d).String() = %q, want %q", int(c), got, want)
+		}
 	}
 }
 

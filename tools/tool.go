@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Exec is one tool call as the tool sees it.
@@ -31,6 +32,56 @@ type Access struct {
 	Command string
 }
 
+// Class is what a tool's calls can change, as the permission policy
+// judges them (package permission reads it; it knows no tool by name).
+// The zero value, ClassUndeclared, is the safe default for a tool that
+// says nothing.
+type Class int
+
+// The tool classes.
+const (
+	// ClassUndeclared (the zero value) is a tool that did not say what
+	// it changes: an MCP tool, a plugin. It is judged at least as strictly
+	// as an edit: refused in plan mode, asked in default mode and, unlike
+	// an edit, also in acceptEdits (which vouches for file edits only);
+	// run unasked in bypassPermissions.
+	ClassUndeclared Class = iota
+	// ClassReadOnly calls read files or state and change nothing (read,
+	// bash_output, a grep). They run unasked in every mode, plan
+	// included, unless they touch paths outside the session cwd.
+	ClassReadOnly
+	// ClassAgentState calls change only what the agent itself owns and
+	// nothing in the workspace or elsewhere: its plan (todo_write), the
+	// background tasks it started (bash_kill). The policy treats them like
+	// ClassReadOnly: unasked in every mode, plan included.
+	ClassAgentState
+	// ClassEdit calls change files (write, edit): asked in default mode,
+	// unasked in acceptEdits and bypassPermissions, refused in plan.
+	ClassEdit
+	// ClassExecute calls run commands (bash), which may do anything; the
+	// policy judges the Access.Command text (remembered prefixes,
+	// redirections outside the cwd). Refused in plan mode.
+	ClassExecute
+)
+
+// String returns the class's name as the constants spell it without the
+// "Class" prefix (e.g. "ReadOnly"), or "Class(N)" for an unknown value.
+func (c Class) String() string {
+	switch c {
+	case ClassUndeclared:
+		return "Undeclared"
+	case ClassReadOnly:
+		return "ReadOnly"
+	case ClassAgentState:
+		return "AgentState"
+	case ClassEdit:
+		return "Edit"
+	case ClassExecute:
+		return "Execute"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
 // Tool is a registered tool. Build one with Define from a Spec, or fill it
 // in directly for a raw JSON-Schema tool (then the registry validates
 // arguments with the schema before calling Execute).
@@ -48,6 +99,16 @@ type Tool struct {
 	// Terminal reports that the tool runs shell commands whose output can be
 	// shown as a live terminal (bash).
 	Terminal bool
+	// Class is what the tool's calls can change, for the permission
+	// policy. Leaving it unset (ClassUndeclared) is the safe default: the
+	// calls are judged at least as strictly as edits.
+	Class Class
+	// ConcurrencySafe reports that a call may run at the same time as
+	// other concurrency-safe calls of the same turn: it changes nothing
+	// another call could observe (read, bash_output). The default, false,
+	// means the call runs alone, after the calls before it and before the
+	// ones after it.
+	ConcurrencySafe bool
 	// Execute runs the call (required). It returns the output, or an error
 	// whose text becomes "Error: <text>" (a CodedError also gives
 	// {name, code}). The registry recovers panics.

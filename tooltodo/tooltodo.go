@@ -64,6 +64,8 @@ func New() tools.Tool {
 	return tools.Define(tools.Def[Args]{
 		Name:        Name,
 		Description: description,
+		// It changes only the session's plan.
+		Class:       tools.ClassAgentState,
 		Spec:        spec,
 		Execute:     execute,
 		PresentCall: presentCall,

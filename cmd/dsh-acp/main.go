@@ -92,6 +92,7 @@ func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bri
 		Log:      log,
 	})
 	b := bridge.New(bridge.Config{Agent: a, Tools: reg, Version: version, LocationLineBase: cfg.LocationLineBase, Mode: cfg.Mode, StateDir: cfg.StateDir, Log: log})
+	reg.Use(b.Permission)
 	return b, stopTools
 }
 
