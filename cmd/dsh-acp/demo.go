@@ -49,12 +49,16 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	cfg := config{Model: "deepseek-chat", MaxSteps: 16, Mode: "default", Replay: rec,
 		StateDir: filepath.Join(tmp, "state"), LocationLineBase: -1}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	b, cleanup := newBridge(cfg, log)
-	defer cleanup()
+	srv, err := newServer(cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh-acp demo:", err)
+		return 1
+	}
+	defer srv.Close()
 
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
-	conn := b.Serve(toAgentR, fromAgentW)
+	conn := srv.Serve(toAgentR, fromAgentW)
 	client := acpclient.New(toAgentW)
 	p := &demoPrinter{w: stdout, cwd: work}
 	client.OnMessage = p.message

@@ -14,10 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/dsh-acp/dsh-acp/agent"
-	"github.com/dsh-acp/dsh-acp/bridge"
 	"github.com/dsh-acp/dsh-acp/llm"
-	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 func main() {
@@ -49,18 +47,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	return serve(cfg, stdin, stdout, log)
+	return serve(cfg, stdin, stdout, stderr, log)
 }
 
 // serve runs the agent on the editor's pipes until stdin ends or a
-// SIGTERM/SIGINT arrives, then exits 0.
-func serve(cfg config, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+// SIGTERM/SIGINT arrives, then exits 0. A server that cannot be built (a
+// tool that fails to register) exits 1 with the message on stderr.
+func serve(cfg config, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) int {
+	srv, err := newServer(cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh-acp:", err)
+		return 1
+	}
+	defer srv.Close()
 	// A write to a closed stdout must fail, not kill the process; a
 	// handler (not SIG_IGN) keeps children's default SIGPIPE behaviour.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	b, cleanup := newBridge(cfg, log)
-	defer cleanup()
-	conn := b.Serve(stdin, stdout)
+	conn := srv.Serve(stdin, stdout)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -73,27 +76,22 @@ func serve(cfg config, stdin io.Reader, stdout io.Writer, log *slog.Logger) int 
 	return 0
 }
 
-// newBridge wires the model client, the tools, the agent loop and the
-// bridge as the binary runs them; cleanup stops what they started.
-func newBridge(cfg config, log *slog.Logger) (*bridge.Bridge, func()) {
-	return newBridgeWith(cfg, log, modelClient(cfg, log))
-}
-
-// newBridgeWith is newBridge with a given model client (tests inject
-// fakes with fast retries).
-func newBridgeWith(cfg config, log *slog.Logger, client llm.Client) (*bridge.Bridge, func()) {
-	reg := tools.NewRegistry()
-	stopTools := registerTools(reg, log)
-	a := agent.New(agent.Config{
-		Client:   client,
-		Tools:    reg,
+// newServer builds the server the flags describe; Close it when done.
+func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
+	o := server.Options{
+		Client:   modelClient(cfg, log),
 		Model:    cfg.Model,
 		MaxSteps: cfg.MaxSteps,
+		Mode:     cfg.Mode,
+		StateDir: cfg.StateDir,
 		Log:      log,
-	})
-	b := bridge.New(bridge.Config{Agent: a, Tools: reg, Version: version, LocationLineBase: cfg.LocationLineBase, Mode: cfg.Mode, StateDir: cfg.StateDir, Log: log})
-	reg.Use(b.Permission)
-	return b, stopTools
+		Version:  version,
+	}
+	if cfg.LocationLineBase >= 0 {
+		base := cfg.LocationLineBase
+		o.LocationLineBase = &base
+	}
+	return server.New(o)
 }
 
 // modelClient is the replay client with --replay, else the HTTP client.

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts under testdata/golden")
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts under te
 // TestTextTurnGolden runs a thought-then-answer turn from a recording of
 // our own and compares the whole JSON-RPC transcript with its golden file.
 func TestTextTurnGolden(t *testing.T) {
-	rec := writeReplay(t, sseBody([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{info: map[string]string{"name": "test-client", "version": "1"}})
 	stop, err := h.prompt(sid, "Reply with exactly the word: PONG")
@@ -67,21 +68,21 @@ func checkGolden(t *testing.T, name string, h *harness, sid string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/dsh-acp -run %s -update to create it)", err, t.Name())
+		t.Fatalf("%v (run go test ./server -run %s -update to create it)", err, t.Name())
 	}
 	if !bytes.Equal(want, b.Bytes()) {
 		t.Errorf("transcript differs from %s (rerun with -update if the change is intended)\n--- got\n%s\n--- want\n%s", path, b.String(), want)
 	}
 }
 
-var versionRE = regexp.MustCompile(`"version":"` + regexp.QuoteMeta(version) + `"`)
+var versionRE = regexp.MustCompile(`"version":"` + regexp.QuoteMeta(testVersion) + `"`)
 
 // TestInitialize checks the capabilities the agent tells the editor.
 func TestInitialize(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	var got map[string]any
 	h.mustCall("initialize", map[string]any{"protocolVersion": 7}, &got)
-	want := `{"agentCapabilities":{"loadSession":true,"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"close":{},"list":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + version + `"},"authMethods":[],"protocolVersion":1}`
+	want := `{"agentCapabilities":{"loadSession":true,"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"close":{},"list":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + testVersion + `"},"authMethods":[],"protocolVersion":1}`
 	b, _ := json.Marshal(got)
 	if string(b) != want {
 		t.Errorf("initialize result\n got %s\nwant %s", b, want)
@@ -198,7 +199,7 @@ func TestHugeLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("64 MiB line")
 	}
-	rec := writeReplay(t, sseBody(nil, []string{"ok"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{})
 	big := strings.Repeat("a", 64<<20)
@@ -235,13 +236,13 @@ func TestModelErrors(t *testing.T) {
 		}
 	}
 	rows := []row{
-		{"no key", "", stream(sseBody(nil, []string{"x"}, "stop")), acp.CodeAuthRequired, "DSH_API_KEY", 0},
+		{"no key", "", stream(e2etest.Text(nil, []string{"x"}, "stop")), acp.CodeAuthRequired, "DSH_API_KEY", 0},
 		{"401", "k", status(401, `{"error":{"message":"Authentication Fails, Your api key: ****abcd is invalid"}}`), acp.CodeAuthRequired, "DEEPSEEK_API_KEY", 1},
 		{"402", "k", status(402, `{"error":{"message":"Insufficient Balance"}}`), acp.CodeInternalError, "Insufficient Balance", 1},
 		{"429 retried", "k", status(429, `{"error":{"message":"slow down"}}`), acp.CodeInternalError, "slow down", 3},
 		{"503 retried", "k", status(503, `Service Unavailable`), acp.CodeInternalError, "503", 3},
-		{"cut stream", "k", stream(strings.TrimSuffix(sseBody(nil, []string{"par", "tial"}, "stop"), "data: [DONE]\n\n")[:200]), acp.CodeInternalError, "", 1},
-		{"overloaded", "k", stream(sseBody(nil, []string{"x"}, "insufficient_system_resource")), acp.CodeInternalError, "overloaded", 1},
+		{"cut stream", "k", stream(strings.TrimSuffix(e2etest.Text(nil, []string{"par", "tial"}, "stop"), "data: [DONE]\n\n")[:200]), acp.CodeInternalError, "", 1},
+		{"overloaded", "k", stream(e2etest.Text(nil, []string{"x"}, "insufficient_system_resource")), acp.CodeInternalError, "overloaded", 1},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func benchPresentPair(b *testing.B, reg *tools.Registry) {
 // connection's direct path.
 func BenchmarkPresentPairEncoder(b *testing.B) {
 	reg := tools.NewRegistry()
-	for _, tl := range extraTools {
+	for _, tl := range cardTools() {
 		_ = reg.Register(tl)
 	}
 	b.ReportAllocs()

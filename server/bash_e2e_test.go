@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/acpclient"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
 var liveCaps = map[string]any{"_meta": map[string]any{"terminal_output": true}}
@@ -34,7 +34,7 @@ func bashCall(args map[string]any) [2]string {
 // Each command writes its output in one go, so the live chunks are
 // deterministic.
 func TestBashGoldens(t *testing.T) {
-	done := sseBody(nil, []string{"Done."}, "stop")
+	done := e2etest.Text(nil, []string{"Done."}, "stop")
 	twoLines := bashCall(map[string]any{"command": "cat <<< $'line one\\nline two'; exit 3", "description": "Print two lines"})
 	silent := bashCall(map[string]any{"command": "true", "description": "Do nothing"})
 	bg := bashCall(map[string]any{"command": "exit 0", "description": "Start a task", "run_in_background": true})
@@ -51,7 +51,7 @@ func TestBashGoldens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec := writeReplay(t, toolCallSSE(c.call), done)
+			rec := e2etest.Replay(t, e2etest.ToolCalls(c.call), done)
 			h := newHarness(t, harnessOpts{replay: rec})
 			sid := h.start(harnessOpts{caps: c.caps, info: map[string]string{"name": "test-client", "version": "1"}})
 			stop, err := h.prompt(sid, "run it")
@@ -116,8 +116,8 @@ func isFinal(u acp.SessionUpdate) bool {
 // reaches the editor long before the command ends.
 func TestBashTicksOnTheWire(t *testing.T) {
 	t.Parallel()
-	rec := writeReplay(t, toolCallSSE(bashCall(map[string]any{"command": "printf 'tick1\\n'; sleep 2; printf 'tick2\\n'", "description": "Tick"})),
-		sseBody(nil, []string{"Done."}, "stop"))
+	rec := e2etest.Replay(t, e2etest.ToolCalls(bashCall(map[string]any{"command": "printf 'tick1\\n'; sleep 2; printf 'tick2\\n'", "description": "Tick"})),
+		e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	tu := recordTimes(h)
 	sid := h.start(harnessOpts{caps: liveCaps})
@@ -144,7 +144,7 @@ func TestBashTicksOnTheWire(t *testing.T) {
 func TestBashCancelE2E(t *testing.T) {
 	t.Parallel()
 	cmd := "trap '' TERM; echo $$ > pid; echo ready; sleep 30 & wait"
-	rec := writeReplay(t, toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Hang"})))
+	rec := e2etest.Replay(t, e2etest.ToolCalls(bashCall(map[string]any{"command": cmd, "description": "Hang"})))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{caps: liveCaps})
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
@@ -195,28 +195,6 @@ func groupMembers(pgid int) []string {
 		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
 			out = append(out, filepath.Base(filepath.Dir(p)))
-		}
-	}
-	return out
-}
-
-// processesWith lists the live (non-zombie) processes whose command line
-// contains marker.
-func processesWith(marker string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) > 0 && f[0] != "Z" {
-			out = append(out, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
 	return out
@@ -274,7 +252,7 @@ func messagesOf(t *testing.T, body string) []map[string]any {
 func TestBashLargeOutputE2E(t *testing.T) {
 	t.Parallel()
 	cmd := "printf x; head -c 1000000 /dev/zero | tr '\\0' 'a' | sed 's/a/é/g'; echo"
-	f, mb := scriptedModel(t, toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Print a lot"})), sseBody(nil, []string{"Done."}, "stop"))
+	f, mb := scriptedModel(t, e2etest.ToolCalls(bashCall(map[string]any{"command": cmd, "description": "Print a lot"})), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{model: f.client("k")})
 	sid := h.start(harnessOpts{})
 	if stop, err := h.prompt(sid, "go"); err != nil || stop != acp.StopEndTurn {
@@ -325,10 +303,10 @@ func TestBashLargeOutputE2E(t *testing.T) {
 func TestBashBackgroundOutlivesTurn(t *testing.T) {
 	t.Parallel()
 	f, mb := scriptedModel(t,
-		toolCallSSE(bashCall(map[string]any{"command": "sleep 0.5; echo bg-done", "description": "Later", "run_in_background": true})),
-		sseBody(nil, []string{"Started."}, "stop"),
-		toolCallSSE([2]string{"bash_output", `{"task_id":"bash-1"}`}),
-		sseBody(nil, []string{"Done."}, "stop"),
+		e2etest.ToolCalls(bashCall(map[string]any{"command": "sleep 0.5; echo bg-done", "description": "Later", "run_in_background": true})),
+		e2etest.Text(nil, []string{"Started."}, "stop"),
+		e2etest.ToolCalls([2]string{"bash_output", `{"task_id":"bash-1"}`}),
+		e2etest.Text(nil, []string{"Done."}, "stop"),
 	)
 	h := newHarness(t, harnessOpts{model: f.client("k")})
 	sid := h.start(harnessOpts{caps: liveCaps})
@@ -368,170 +346,24 @@ func TestBashBackgroundOutlivesTurn(t *testing.T) {
 	}
 }
 
-// processRun drives the real binary through a turn whose model starts a
-// background task and then a foreground command that ignores SIGTERM.
-// stop ends the agent (stdin EOF or SIGTERM); afterwards no process of
-// either may be left.
-func processRun(t *testing.T, stop func(p *proc)) {
-	marker := fmt.Sprintf("%d.%d", 1000+time.Now().Nanosecond()%1000, os.Getpid())
-	cwd := t.TempDir()
-	rec := writeReplay(t, toolCallSSE(
-		bashCall(map[string]any{"command": "env > env.txt; sleep " + marker, "description": "Background", "run_in_background": true}),
-		bashCall(map[string]any{"command": "trap '' TERM; echo ready; sleep " + marker + " & wait", "description": "Hang"}),
-	))
-	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions")
-	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
-	p.next(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[]}}`)
-	var ns struct {
-		Result acp.NewSessionResponse `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
-		t.Fatalf("session/new: %v", err)
-	}
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
-	for {
-		l := p.next(t)
-		if bytes.Contains(l, []byte(`"data":"ready\n"`)) {
-			break
-		}
-	}
-	// The task's sleep, the shell that ignores SIGTERM and its sleep.
-	waitFor(t, func() bool { return len(processesWith(marker)) >= 3 })
-	start := time.Now()
-	stop(p)
-	var answered bool
-	for l := range p.lines {
-		if bytes.Contains(l, []byte(`"id":3`)) && bytes.Contains(l, []byte(`"stopReason":"cancelled"`)) {
-			answered = true
-		}
-	}
-	code, _ := p.wait(t)
-	took := time.Since(start)
-	if code != 0 || !answered {
-		t.Errorf("exit code %d, prompt answered cancelled %v; stderr:\n%s", code, answered, p.stderr)
-	}
-	if took > 1500*time.Millisecond {
-		t.Errorf("the agent took %v to exit", took)
-	}
-	if left := processesWith(marker); len(left) > 0 {
-		t.Errorf("processes left after the agent exited: %q", left)
-	}
-	env, err := os.ReadFile(filepath.Join(cwd, "env.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(env, []byte("hush-hush-42")) || !bytes.Contains(env, []byte("TERM=dumb\n")) {
-		t.Errorf("the command's environment:\n%s", env)
-	}
-}
-
-func jsonQuote(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// TestProcessLeavesNoCommandOnEOF: stdin EOF during a command kills it,
-// its leftovers and the background tasks.
-func TestProcessLeavesNoCommandOnEOF(t *testing.T) {
-	t.Setenv("DSH_TEST_SECRET", "hush-hush-42")
-	processRun(t, func(p *proc) { p.stdin.Close() })
-}
-
-// TestProcessLeavesNoCommandOnSIGTERM: the same for SIGTERM to the agent.
-func TestProcessLeavesNoCommandOnSIGTERM(t *testing.T) {
-	t.Setenv("MY_API_TOKEN", "hush-hush-42")
-	processRun(t, func(p *proc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) })
-}
-
-// BenchmarkBashStream100MB runs the binary on a turn whose command prints
-// 100 MB of lines to an editor with live terminals, and reports the
-// agent's peak RSS, the live updates per second, the MiB shown live and
-// the prompt's wall time.
-func BenchmarkBashStream100MB(b *testing.B) {
-	cmd := "yes 'a line of output, 0123456789 abcdefghijklmnopqrstuvwxyz' | head -c 100000000"
-	var rss, rate, shown, wall float64
-	for range b.N {
-		rec := b.TempDir()
-		for i, body := range []string{toolCallSSE(bashCall(map[string]any{"command": cmd, "description": "Print 100 MB"})), sseBody(nil, []string{"Done."}, "stop")} {
-			if err := os.WriteFile(filepath.Join(rec, fmt.Sprintf("%03d.sse", i+1)), []byte(body), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-		p := startProc(b, "--replay", rec, "--mode", "bypassPermissions")
-		p.send(b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
-		p.next(b)
-		p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(b.TempDir()))+`,"mcpServers":[]}}`)
-		var ns struct {
-			Result acp.NewSessionResponse `json:"result"`
-		}
-		if err := json.Unmarshal(p.next(b), &ns); err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
-		var first, last time.Time
-		updates, bytesShown := 0, 0
-		for {
-			l := p.next(b)
-			if bytes.HasPrefix(l, []byte(`{"id":3`)) || bytes.Contains(l, []byte(`"id":3,"result"`)) {
-				break
-			}
-			var n struct {
-				Params acp.SessionNotification `json:"params"`
-			}
-			if json.Unmarshal(l, &n) == nil && !isFinal(n.Params.Update) {
-				if d := liveData(n.Params.Update); d != "" {
-					now := time.Now()
-					if updates == 0 {
-						first = now
-					}
-					last = now
-					updates++
-					bytesShown += len(d)
-				}
-			}
-		}
-		wall += time.Since(start).Seconds()
-		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-		for _, line := range strings.Split(string(status), "\n") {
-			var kb float64
-			if _, err := fmt.Sscanf(line, "VmHWM: %f kB", &kb); err == nil {
-				rss += kb / 1024
-			}
-		}
-		if span := last.Sub(first).Seconds(); updates > 1 && span > 0 {
-			rate += float64(updates-1) / span
-		}
-		shown += float64(bytesShown) / (1 << 20)
-		p.stdin.Close()
-		p.wait(b)
-	}
-	n := float64(b.N)
-	b.ReportMetric(rss/n, "peak-RSS-MiB")
-	b.ReportMetric(rate/n, "updates/s")
-	b.ReportMetric(shown/n, "live-MiB")
-	b.ReportMetric(wall/n, "wall-s")
-}
-
 // TestSessionCloseKillsBackgroundTasks: session/close stops the session's
 // background commands.
 func TestSessionCloseKillsBackgroundTasks(t *testing.T) {
 	marker := fmt.Sprintf("dsh_close_marker_%d", time.Now().UnixNano())
-	rec := writeReplay(t,
-		toolCallSSE(bashCall(map[string]any{"command": "sleep 300; echo " + marker, "description": "Wait in the background", "run_in_background": true})),
-		sseBody(nil, []string{"Started."}, "stop"))
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls(bashCall(map[string]any{"command": "sleep 300; echo " + marker, "description": "Wait in the background", "run_in_background": true})),
+		e2etest.Text(nil, []string{"Started."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{})
 	if stop, err := h.prompt(sid, "start it"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
-	waitFor(t, func() bool { return len(processesWith(marker)) > 0 })
+	waitFor(t, func() bool { return len(e2etest.ProcessesWith(marker)) > 0 })
 	h.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
 	deadline := time.Now().Add(6 * time.Second)
-	for len(processesWith(marker)) > 0 {
+	for len(e2etest.ProcessesWith(marker)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("background task still running after session/close: %q", processesWith(marker))
+			t.Fatalf("background task still running after session/close: %q", e2etest.ProcessesWith(marker))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
@@ -200,12 +201,12 @@ func richRecording(t *testing.T, cwd string) string {
 		t.Fatal(err)
 	}
 	todos := `{"todos":[{"content":"Read the config","status":"completed"},{"content":"Switch to release","status":"in_progress"},{"content":"Run the tests","status":"pending"}]}`
-	return writeReplay(t,
-		toolCallSSE([2]string{"read", fmt.Sprintf(`{"file_path":%q}`, file)}),
-		toolCallSSE([2]string{"edit", fmt.Sprintf(`{"file_path":%q,"old_string":"DEBUG","new_string":"RELEASE"}`, file)}),
-		toolCallSSE([2]string{"bash", `{"command":"grep -c RELEASE config.txt && echo TESTS_OK","description":"Run the tests"}`}, [2]string{"todo_write", todos}),
-		sseBody([]string{"All ", "checked."}, []string{"Done: ", "release mode."}, "stop"),
-		sseBody(nil, []string{"Nothing else."}, "stop"),
+	return e2etest.Replay(t,
+		e2etest.ToolCalls([2]string{"read", fmt.Sprintf(`{"file_path":%q}`, file)}),
+		e2etest.ToolCalls([2]string{"edit", fmt.Sprintf(`{"file_path":%q,"old_string":"DEBUG","new_string":"RELEASE"}`, file)}),
+		e2etest.ToolCalls([2]string{"bash", `{"command":"grep -c RELEASE config.txt && echo TESTS_OK","description":"Run the tests"}`}, [2]string{"todo_write", todos}),
+		e2etest.Text([]string{"All ", "checked."}, []string{"Done: ", "release mode."}, "stop"),
+		e2etest.Text(nil, []string{"Nothing else."}, "stop"),
 	)
 }
 
@@ -238,7 +239,7 @@ func TestSessionRestartLoad(t *testing.T) {
 		requests = append(requests, string(body))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sseBody(nil, []string{"Continued."}, "stop"))
+		io.WriteString(w, e2etest.Text(nil, []string{"Continued."}, "stop"))
 	})
 	h2 := newHarness(t, harnessOpts{model: fake.client("k"), stateDir: state, cwd: cwd})
 	h2.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
@@ -469,7 +470,7 @@ func TestSessionCrashRepair(t *testing.T) {
 		if !strings.Contains(string(body), session.InterruptedText) {
 			t.Errorf("the model does not see the interrupted result: %s", body)
 		}
-		io.WriteString(w, sseBody(nil, []string{"Sorry about that."}, "stop"))
+		io.WriteString(w, e2etest.Text(nil, []string{"Sorry about that."}, "stop"))
 	})
 	h2 := newHarness(t, harnessOpts{model: fake.client("k"), stateDir: state, cwd: cwd})
 	replay, err := h2.load(sid, cwd, termCaps)
@@ -508,8 +509,8 @@ func TestSessionCrashRepair(t *testing.T) {
 // corrupt log (left unchanged), and a session whose prompt is running.
 func TestSessionLoadErrors(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	rec := writeReplay(t, sseBody(nil, []string{"Hi."}, "stop"),
-		toolCallSSE([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
+	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"Hi."}, "stop"),
+		e2etest.ToolCalls([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
 	h := newHarness(t, harnessOpts{replay: rec, stateDir: state, cwd: cwd})
 	sid := h.start(harnessOpts{caps: termCaps})
 	if _, err := h.prompt(sid, "hello"); err != nil {
@@ -567,11 +568,11 @@ func TestSessionLoadErrors(t *testing.T) {
 // session is gone from the process, its log closed, and loads again.
 func TestSessionReconnectAndClose(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	rec := writeReplay(t,
-		toolCallSSE([2]string{"card_generic", `{"path":"src/a.go"}`}),
-		sseBody(nil, []string{"Read it."}, "stop"),
-		sseBody(nil, []string{"Again."}, "stop"),
-		sseBody(nil, []string{"Third."}, "stop"))
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls([2]string{"card_generic", `{"path":"src/a.go"}`}),
+		e2etest.Text(nil, []string{"Read it."}, "stop"),
+		e2etest.Text(nil, []string{"Again."}, "stop"),
+		e2etest.Text(nil, []string{"Third."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, stateDir: state, cwd: cwd})
 	sid := h.start(harnessOpts{})
 	if _, err := h.prompt(sid, "read a.go"); err != nil {
@@ -628,12 +629,12 @@ func TestSessionReconnectAndClose(t *testing.T) {
 // needs no repair, and the whole session loads in a new process.
 func TestSessionTurnEndings(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	bodies := []string{sseBody(nil, []string{"Fine."}, "stop"), sseBody(nil, []string{"Cut"}, "length")}
+	bodies := []string{e2etest.Text(nil, []string{"Fine."}, "stop"), e2etest.Text(nil, []string{"Cut"}, "length")}
 	for range 8 { // MaxSteps in the harness
-		bodies = append(bodies, toolCallSSE([2]string{"card_generic", `{"path":"a"}`}))
+		bodies = append(bodies, e2etest.ToolCalls([2]string{"card_generic", `{"path":"a"}`}))
 	}
-	bodies = append(bodies, toolCallSSE([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
-	h := newHarness(t, harnessOpts{replay: writeReplay(t, bodies...), stateDir: state, cwd: cwd})
+	bodies = append(bodies, e2etest.ToolCalls([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
+	h := newHarness(t, harnessOpts{replay: e2etest.Replay(t, bodies...), stateDir: state, cwd: cwd})
 	sid := h.start(harnessOpts{caps: termCaps})
 	path := ""
 	for _, want := range []string{session.EndTurn, session.EndMaxTokens, session.EndMaxTurnReqs} {
@@ -676,9 +677,9 @@ func TestSessionTurnEndings(t *testing.T) {
 // running prompt in another, and each keeps its capability snapshot.
 func TestSeveralSessions(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	rec := writeReplay(t,
-		toolCallSSE([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}),
-		sseBody(nil, []string{"Quick."}, "stop"))
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}),
+		e2etest.Text(nil, []string{"Quick."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, stateDir: state, cwd: cwd})
 	a := h.start(harnessOpts{caps: termCaps})
 	b := h.start(harnessOpts{})

@@ -1,7 +1,8 @@
-package main
+package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,12 +10,13 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
-// stepSSE is toolCallSSE for one call whose id is call_<step>_0, so the
+// stepSSE is e2etest.ToolCalls for one call whose id is call_<step>_0, so the
 // calls of a multi-step recording keep distinct ids.
 func stepSSE(step, name, args string) string {
-	return strings.ReplaceAll(toolCallSSE([2]string{name, args}), "call_00_0", "call_"+step+"_0")
+	return strings.ReplaceAll(e2etest.ToolCalls([2]string{name, args}), "call_00_0", "call_"+step+"_0")
 }
 
 // fsEditor is the client side of fs/read_text_file and fs/write_text_file:
@@ -64,7 +66,7 @@ func (f *fsEditor) handle(method string, params json.RawMessage) (any, error) {
 // compares the transcripts with their golden files (every message is
 // checked against the ACP schema by the harness), then checks the files.
 func TestFsGoldens(t *testing.T) {
-	done := sseBody(nil, []string{"Done."}, "stop")
+	done := e2etest.Text(nil, []string{"Done."}, "stop")
 	fsCaps := map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}
 	cases := []struct {
 		name   string
@@ -106,7 +108,7 @@ func TestFsGoldens(t *testing.T) {
 			for i, s := range c.steps {
 				bodies = append(bodies, stepSSE(pad2(i), s[0], s[1]))
 			}
-			rec := writeReplay(t, append(bodies, done)...)
+			rec := e2etest.Replay(t, append(bodies, done)...)
 			h := newHarness(t, harnessOpts{replay: rec})
 			for name, content := range c.files {
 				if err := os.WriteFile(filepath.Join(h.cwd, name), []byte(content), 0o644); err != nil {
@@ -143,7 +145,7 @@ func TestFsGoldens(t *testing.T) {
 	}
 }
 
-func pad2(n int) string { return pad3(n)[1:] }
+func pad2(n int) string { return fmt.Sprintf("%02d", n) }
 
 // TestFsPermissionPreview: in the default mode an edit asks first, and the
 // permission request shows the hunk the edit would apply to the file (not
@@ -151,9 +153,9 @@ func pad2(n int) string { return pad3(n)[1:] }
 func TestFsPermissionPreview(t *testing.T) {
 	for _, option := range []string{"allow-once", "reject-once"} {
 		t.Run(option, func(t *testing.T) {
-			rec := writeReplay(t, stepSSE("00", "read", `{"file_path":"config.txt"}`),
+			rec := e2etest.Replay(t, stepSSE("00", "read", `{"file_path":"config.txt"}`),
 				stepSSE("01", "edit", `{"file_path":"config.txt","old_string":"DEBUG","new_string":"RELEASE"}`),
-				sseBody(nil, []string{"Done."}, "stop"))
+				e2etest.Text(nil, []string{"Done."}, "stop"))
 			h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 			path := filepath.Join(h.cwd, "config.txt")
 			if err := os.WriteFile(path, []byte("mode=DEBUG\nlevel=info\n"), 0o644); err != nil {

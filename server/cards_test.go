@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// The card tools are registered in tests only: they exercise every card
-// kind end to end before the real tools exist.
-func init() {
+// cardTools are the tools the harness adds through Options.Tools: they
+// exercise every card kind end to end, apart from the real tools. Fresh
+// tools on every call (each Define tool keeps its own argument cache).
+func cardTools() []tools.Tool {
 	type pathArgs struct {
 		Path string `json:"path"`
 	}
@@ -25,7 +27,7 @@ func init() {
 		Hang        bool   `json:"hang"`
 	}
 	str := func(s string) *string { return &s }
-	extraTools = append(extraTools,
+	return []tools.Tool{
 		tools.Define(tools.Def[pathArgs]{
 			Name: "card_generic", Description: "test: a generic read card",
 			Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: "string", Required: true}}},
@@ -87,36 +89,14 @@ func init() {
 				return tools.TerminalResult{Output: text, ExitCode: &code}
 			},
 		}),
-	)
-}
-
-// toolCallSSE is a stream whose model calls the given tools (name,
-// arguments) in one response, the way DeepSeek streams them: id and name
-// first, then the arguments in pieces.
-func toolCallSSE(calls ...[2]string) string {
-	var b strings.Builder
-	chunk := func(delta map[string]any, fin any) {
-		data, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}})
-		b.WriteString("data: " + string(data) + "\n\n")
 	}
-	chunk(map[string]any{"role": "assistant", "reasoning_content": "I will use a tool."}, nil)
-	for i, c := range calls {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_00_%d", i), "type": "function", "function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
-		half := len(c[1]) / 2
-		for _, piece := range []string{c[1][:half], c[1][half:]} {
-			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}}, nil)
-		}
-	}
-	chunk(map[string]any{"content": ""}, "tool_calls")
-	b.WriteString("data: [DONE]\n\n")
-	return b.String()
 }
 
 // TestCardGoldens runs each card kind end to end and compares the
 // transcripts with their golden files; every message is also checked
 // against the ACP schema (in the harness).
 func TestCardGoldens(t *testing.T) {
-	done := sseBody(nil, []string{"Done."}, "stop")
+	done := e2etest.Text(nil, []string{"Done."}, "stop")
 	term := `{"command":"make test\necho done","description":"Run the tests"}`
 	cases := []struct {
 		name  string
@@ -133,7 +113,7 @@ func TestCardGoldens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec := writeReplay(t, toolCallSSE(c.calls...), done)
+			rec := e2etest.Replay(t, e2etest.ToolCalls(c.calls...), done)
 			h := newHarness(t, harnessOpts{replay: rec})
 			sid := h.start(harnessOpts{caps: c.caps, info: map[string]string{"name": "test-client", "version": "1"}})
 			stop, err := h.prompt(sid, "use the tool")
@@ -180,7 +160,7 @@ func checkToolCallsEnd(t *testing.T, us []acp.SessionUpdate) {
 // failed with SIGTERM and "[cancelled by the user]", and the prompt
 // answers cancelled.
 func TestCancelTerminalCard(t *testing.T) {
-	rec := writeReplay(t, toolCallSSE([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
+	rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_term", `{"command":"sleep 100","description":"Wait","hang":true}`}))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{caps: map[string]any{"_meta": map[string]any{"terminal_output": true}}})
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
@@ -202,7 +182,7 @@ func TestCancelTerminalCard(t *testing.T) {
 // tool_call_update (a diff card).
 func BenchmarkPresentPair(b *testing.B) {
 	reg := tools.NewRegistry()
-	for _, tl := range extraTools {
+	for _, tl := range cardTools() {
 		_ = reg.Register(tl)
 	}
 	b.ReportAllocs()

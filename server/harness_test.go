@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +16,12 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/server"
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// harness runs the agent in-process, wired as the binary wires it, over
-// real pipes, with a recording client and a transcript of both sides.
+// harness runs the agent in-process, wired by server.New as the binary
+// is, over real pipes, with a recording client and a transcript of both sides.
 type harness struct {
 	t      *testing.T
 	client *acpclient.Client
@@ -43,7 +43,13 @@ type harnessOpts struct {
 	// stateDir and cwd, when set, replace the fresh temporary folders
 	// (to start a second process on the same sessions).
 	stateDir, cwd string
+	// tools are registered after the defaults and the card tools.
+	tools []tools.Tool
 }
+
+// testVersion is the agent version the harness serves; goldens show it
+// as {{version}}.
+const testVersion = "0.1.0-test"
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
@@ -51,17 +57,26 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if mode == "" {
 		mode = "bypassPermissions"
 	}
-	cfg := config{Model: "deepseek-chat", MaxSteps: 8, Mode: mode, Replay: o.replay, StateDir: t.TempDir(), LocationLineBase: -1}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	client := o.model
-	if client == nil {
-		client = modelClient(cfg, log)
+	switch {
+	case client != nil:
+	case o.replay != "":
+		client = llm.NewReplay(o.replay)
+	default:
+		// No key: a prompt fails with auth required before any request.
+		client = llm.HTTP{}
 	}
-	if o.stateDir != "" {
-		cfg.StateDir = o.stateDir
+	stateDir := o.stateDir
+	if stateDir == "" {
+		stateDir = t.TempDir()
 	}
-	b, cleanup := newBridgeWith(cfg, log, client)
-	t.Cleanup(cleanup)
+	srv, err := server.New(server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
+		StateDir: stateDir, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
 	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: o.cwd}
 	if h.cwd == "" {
 		h.cwd = t.TempDir()
@@ -69,7 +84,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	h.in = toAgentW
-	h.conn = b.Serve(toAgentR, h.tr.AgentWriter(fromAgentW))
+	h.conn = srv.Serve(toAgentR, h.tr.AgentWriter(fromAgentW))
 	h.client = acpclient.New(h.tr.ClientWriter(toAgentW))
 	h.client.OnMessage = func(m acpclient.Message) {
 		if m.Method == "session/update" {
@@ -192,49 +207,6 @@ func (f *fakeModel) requests() int {
 // retries.
 func (f *fakeModel) client(key string) llm.Client {
 	return llm.HTTP{BaseURL: f.srv.URL, APIKey: key, Backoff: func(int) time.Duration { return 5 * time.Millisecond }}
-}
-
-// sseBody builds a DeepSeek-style stream: reasoning pieces, text pieces,
-// then a finish reason.
-func sseBody(reasoning, text []string, finish string) string {
-	var b strings.Builder
-	chunk := func(delta map[string]any, fin any) {
-		m := map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "deepseek-chat",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}}
-		data, _ := json.Marshal(m)
-		b.WriteString("data: " + string(data) + "\n\n")
-	}
-	chunk(map[string]any{"role": "assistant", "content": nil, "reasoning_content": ""}, nil)
-	for _, r := range reasoning {
-		chunk(map[string]any{"reasoning_content": r}, nil)
-	}
-	for _, s := range text {
-		chunk(map[string]any{"content": s}, nil)
-	}
-	chunk(map[string]any{"content": ""}, finish)
-	b.WriteString("data: [DONE]\n\n")
-	return b.String()
-}
-
-// writeReplay writes bodies as DIR/001.sse, 002.sse, ... and returns DIR.
-func writeReplay(t *testing.T, bodies ...string) string {
-	dir := t.TempDir()
-	for i, b := range bodies {
-		if err := os.WriteFile(filepath.Join(dir, pad3(i+1)+".sse"), []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-func pad3(n int) string {
-	s := "00" + itoa(n)
-	return s[len(s)-3:]
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // cancelPrompt sends session/cancel for sid and waits for the running

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
 // permissionClient answers every permission request with outcome (an
@@ -57,7 +58,7 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.option, func(t *testing.T) {
-			rec := writeReplay(t, toolCallSSE([2]string{"card_diff", `{"path":"a.txt"}`}, [2]string{"card_diff", `{"path":"b.txt"}`}), sseBody(nil, []string{"Done."}, "stop"))
+			rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_diff", `{"path":"a.txt"}`}, [2]string{"card_diff", `{"path":"b.txt"}`}), e2etest.Text(nil, []string{"Done."}, "stop"))
 			h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 			pc := &permissionClient{outcome: c.option}
 			h.client.OnRequest = pc.handle
@@ -97,7 +98,7 @@ func finalStatuses(us []acp.SessionUpdate) string {
 // TestPermissionCancelWhilePending: cancelling the turn while the user has
 // not answered ends the prompt at once with "cancelled".
 func TestPermissionCancelWhilePending(t *testing.T) {
-	rec := writeReplay(t, toolCallSSE([2]string{"card_diff", `{"path":"a.txt"}`}))
+	rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_diff", `{"path":"a.txt"}`}))
 	h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 	asked := make(chan struct{}, 1)
 	release := make(chan struct{})
@@ -131,7 +132,7 @@ func TestPermissionCancelWhilePending(t *testing.T) {
 // TestPlanModeRefuses: in plan mode a changing tool is refused without
 // asking, with a message telling the model why.
 func TestPlanModeRefuses(t *testing.T) {
-	rec := writeReplay(t, toolCallSSE([2]string{"card_diff", `{"path":"a.txt"}`}), sseBody(nil, []string{"ok"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_diff", `{"path":"a.txt"}`}), e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, mode: "plan"})
 	pc := &permissionClient{outcome: "allow-once"}
 	h.client.OnRequest = pc.handle
@@ -159,7 +160,7 @@ func TestPlanModeRefuses(t *testing.T) {
 // -32602; in acceptEdits the edit-like tool still asks (it is not a known
 // file tool), in bypassPermissions nothing asks.
 func TestSetMode(t *testing.T) {
-	rec := writeReplay(t, toolCallSSE([2]string{"card_diff", `{"path":"a.txt"}`}), sseBody(nil, []string{"ok"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_diff", `{"path":"a.txt"}`}), e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 	pc := &permissionClient{outcome: "allow-once"}
 	h.client.OnRequest = pc.handle
@@ -182,7 +183,7 @@ func TestSetMode(t *testing.T) {
 // TestTerminalPendingUntilAllowed: a terminal card that will ask starts
 // pending and turns in_progress once allowed.
 func TestTerminalPendingUntilAllowed(t *testing.T) {
-	rec := writeReplay(t, toolCallSSE([2]string{"card_term", `{"command":"make","description":"Build"}`}), sseBody(nil, []string{"ok"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.ToolCalls([2]string{"card_term", `{"command":"make","description":"Build"}`}), e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 	pc := &permissionClient{outcome: "allow-once"}
 	h.client.OnRequest = pc.handle

@@ -1,0 +1,140 @@
+// Package server assembles the agent the way the binary runs it: a tools
+// registry with the default tools (toolfs, toolbash, tooltodo) and any
+// extra ones, the bridge's permission step in the execute chain, the
+// agent loop and the ACP bridge, all from one Options value. cmd/dsh-acp
+// turns flags and environment into Options; the end-to-end tests build
+// the same server in-process.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/bridge"
+	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/toolbash"
+	"github.com/dsh-acp/dsh-acp/toolfs"
+	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/tooltodo"
+)
+
+// Options is what a Server is built from. Client is required; every other
+// field has a usable zero value.
+type Options struct {
+	// Client answers the model requests: llm.HTTP for an endpoint,
+	// llm.NewReplay for recorded streams (required).
+	Client llm.Client
+	// Model is the model name sent with every request (INTERFACE.md
+	// --model); the replay client ignores it.
+	Model string
+	// MaxSteps is the number of model requests one prompt turn may make
+	// (--max-steps); <= 0 means agent.DefaultMaxSteps (64).
+	MaxSteps int
+	// Mode is the permission mode new sessions start in, one of the
+	// permission.Modes ids (--mode); "" means permission.ModeDefault. Any
+	// other value is an error from New.
+	Mode string
+	// StateDir is where session logs are kept (DSH_STATE_DIR); "" keeps
+	// sessions in memory only (nothing to list or load later).
+	StateDir string
+	// LocationLineBase forces the base of `locations[].line` on the wire
+	// to *LocationLineBase, 0 or 1 (--location-line-base); nil chooses per
+	// client: 0 for Zed, 1 otherwise. Another value is an error from New.
+	LocationLineBase *int
+	// Log receives the logs of every part; nil discards them.
+	Log *slog.Logger
+	// Version is the agent's version, sent as agentInfo.version.
+	Version string
+	// Tools are registered after the default tools (read, write, edit,
+	// bash, bash_output, bash_kill, todo_write), in this order. Each tool
+	// states its own permission class and concurrency safety (tools.Tool
+	// Class, ConcurrencySafe); nothing else needs to know it. A tool that
+	// fails to register (a name already taken, an invalid schema) is an
+	// error from New.
+	Tools []tools.Tool
+}
+
+// Server is one assembled agent, serving one editor connection. Build it
+// with New, call Serve once, and Close it when the connection is done.
+type Server struct {
+	bridge *bridge.Bridge
+	reg    *tools.Registry
+	shell  *toolbash.Manager
+}
+
+// New assembles a server from o. It returns an error, and starts nothing,
+// when o.Client is nil, o.Mode or o.LocationLineBase is not a valid value,
+// or a tool fails to register (the error names the tool).
+func New(o Options) (*Server, error) {
+	if o.Client == nil {
+		return nil, errors.New("server: Options.Client is required")
+	}
+	if o.Mode == "" {
+		o.Mode = permission.ModeDefault
+	}
+	if !permission.ValidMode(o.Mode) {
+		return nil, fmt.Errorf("server: unknown mode %q", o.Mode)
+	}
+	lineBase := -1 // the bridge's "per client"
+	if o.LocationLineBase != nil {
+		lineBase = *o.LocationLineBase
+		if lineBase != 0 && lineBase != 1 {
+			return nil, fmt.Errorf("server: LocationLineBase must be 0 or 1, got %d", lineBase)
+		}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	reg := tools.NewRegistry()
+	shell := toolbash.New(toolbash.Options{Log: o.Log})
+	all := append(toolfs.Tools(), shell.Tools()...)
+	all = append(all, tooltodo.New())
+	all = append(all, o.Tools...)
+	for _, t := range all {
+		if err := reg.Register(t); err != nil {
+			shell.Shutdown()
+			return nil, fmt.Errorf("server: registering tool %q: %w", t.Name, err)
+		}
+	}
+	a := agent.New(agent.Config{
+		Client:   o.Client,
+		Tools:    reg,
+		Model:    o.Model,
+		MaxSteps: o.MaxSteps,
+		Log:      o.Log,
+	})
+	b := bridge.New(bridge.Config{
+		Agent:            a,
+		Tools:            reg,
+		Version:          o.Version,
+		LocationLineBase: lineBase,
+		Mode:             o.Mode,
+		StateDir:         o.StateDir,
+		Log:              o.Log,
+	})
+	// The permission step is the chain's only middleware: every call the
+	// agent makes passes it before the registry validates and runs it.
+	reg.Use(b.Permission)
+	return &Server{bridge: b, reg: reg, shell: shell}, nil
+}
+
+// Serve starts serving the editor on r (its requests, one JSON-RPC
+// message per line) and w (everything the agent sends) and returns the
+// connection; wait on its Done channel, or call its Shutdown.
+func (s *Server) Serve(r io.Reader, w io.Writer) *acp.Conn {
+	return s.bridge.Serve(r, w)
+}
+
+// Tools returns the server's registry: the default tools, then
+// Options.Tools, with the permission step installed.
+func (s *Server) Tools() *tools.Registry { return s.reg }
+
+// Close stops what the tools started: it ends every shell command and
+// background task (SIGTERM, then SIGKILL) and removes their spill files.
+// Call it once the connection is done; calling it again does nothing.
+func (s *Server) Close() { s.shell.Shutdown() }
