@@ -45,6 +45,8 @@ type harnessOpts struct {
 	stateDir, cwd string
 	// tools are registered after the defaults and the card tools.
 	tools []tools.Tool
+	// lineBase is Options.LocationLineBase (nil: per client).
+	lineBase *int
 }
 
 // testVersion is the agent version the harness serves; goldens show it
@@ -72,7 +74,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		stateDir = t.TempDir()
 	}
 	srv, err := server.New(server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
-		StateDir: stateDir, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)})
+		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)})
 	if err != nil {
 		t.Fatal(err)
 	}
