@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"log/slog"
+
+	"github.com/dsh-acp/dsh-acp/permission"
 )
 
 // version is the agent's version; release builds set it with
@@ -34,8 +36,15 @@ type config struct {
 	ShowVersion      bool
 }
 
-// modes are the session modes INTERFACE.md names.
-var modes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
+// modeList is the session modes' ids (permission.Modes, as INTERFACE.md
+// names them), comma-separated, for the usage and errors.
+func modeList() string {
+	ids := make([]string, 0, len(permission.Modes))
+	for _, m := range permission.Modes {
+		ids = append(ids, m.ID)
+	}
+	return strings.Join(ids, ", ")
+}
 
 // parseConfig reads args (without the program name) and env (a lookup
 // function, e.g. os.LookupEnv). It returns flag.ErrHelp after printing
@@ -54,7 +63,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
 	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
 	maxSteps := fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
-	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+strings.Join(modes, ", ")+" (env DSH_MODE)")
+	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+modeList()+" (env DSH_MODE)")
 	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
 	fs.StringVar(&c.Record, "record", get("DSH_RECORD", ""), "also write each model response to DIR/NNN.sse and request to DIR/NNN.request.json (env DSH_RECORD)")
 	lineBase := fs.String("location-line-base", get("DSH_LOCATION_LINE_BASE", ""), "base of tool-call location lines on the wire, 0 or 1 (default: 0 for Zed, 1 otherwise; env DSH_LOCATION_LINE_BASE)")
@@ -86,12 +95,8 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		return c, fmt.Errorf("--max-steps (or DSH_MAX_STEPS) must be a positive integer, got %q", *maxSteps)
 	}
 	c.MaxSteps = n
-	valid := false
-	for _, m := range modes {
-		valid = valid || m == c.Mode
-	}
-	if !valid {
-		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", strings.Join(modes, ", "), c.Mode)
+	if !permission.ValidMode(c.Mode) {
+		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", modeList(), c.Mode)
 	}
 	switch *lineBase {
 	case "":

@@ -1,0 +1,266 @@
+package layering
+
+import (
+	"bufio"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// anyOurs marks a package that may import every package of ours except
+// the commands (cmd/...).
+const anyOurs = "*"
+
+// rule is what one package (a path relative to the module) may import.
+type rule struct {
+	// ours are the packages of this module it may import; anyOurs
+	// allows all but cmd/...
+	ours []string
+	// external, when non-nil, lists the outside import paths (prefixes,
+	// "/"-bounded) it may use besides the standard library; nil leaves
+	// outside modules unrestricted.
+	external []string
+}
+
+// toolDeps is what a tool package may import: DESIGN.md's "tools, hunks,
+// permission (paths)". Tools never import acp, bridge or one another.
+var toolDeps = []string{"tools", "hunks", "permission"}
+
+// rules is DESIGN.md's "Packages and what each may import", adapted to
+// the packages that exist (present is listed ahead of its move out of
+// bridge). A package missing here fails the test: decide its layer.
+var rules = map[string]rule{
+	"acp":   {ours: nil, external: []string{"github.com/sourcegraph/jsonrpc2"}},
+	"llm":   {ours: nil, external: []string{}},
+	"hunks": {ours: nil, external: []string{}},
+	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
+	// The session log records tool results.
+	"session": {ours: []string{"tools"}},
+	// Modes and policy; the tools' declared classes, never a tool by name.
+	"permission": {ours: []string{"tools"}},
+	"toolfs":     {ours: toolDeps},
+	"toolbash":   {ours: toolDeps},
+	"tooltodo":   {ours: toolDeps},
+	"agent":      {ours: []string{"llm", "tools", "session"}},
+	"present":    {ours: []string{"acp", "session", "tools"}},
+	// The bridge asks the permission questions, so it holds the session's
+	// permission memory and modes.
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission"}},
+	"server": {ours: []string{anyOurs}},
+	// Flags, demo and diff: the server and what the flags need; never the
+	// parts the server assembles.
+	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "internal/acpclient", "internal/diffcmd"}},
+
+	"hunks/internal/benchcases": {},
+	"tools/toolstest":           {ours: []string{"tools"}},
+	"internal/acpclient":        {ours: []string{"acp"}},
+	"internal/acptest":          {},
+	"internal/diffcmd":          {ours: []string{"hunks"}},
+	"internal/e2etest":          {},
+	"internal/layering":         {},
+	"interop":                   {},
+}
+
+// TestImportRules checks every package's non-test files against rules.
+// Test files may import more (a bridge test may run the real tools).
+func TestImportRules(t *testing.T) {
+	root, module := moduleRoot(t)
+	imports, err := packageImports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imports) < 10 {
+		t.Fatalf("found only %d packages under %s", len(imports), root)
+	}
+	for _, v := range violations(module, imports, rules) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsCatches: the checker reports each kind of break.
+func TestViolationsCatches(t *testing.T) {
+	const m = "example.com/m"
+	imports := map[string][]string{
+		"tools":       {"fmt", m + "/acp"},                       // tools importing acp
+		"acp":         {"encoding/json", m + "/tools"},           // acp importing ours
+		"llm":         {"net/http", "github.com/some/dep"},       // an outside module in llm
+		"permission":  {m + "/toolfs"},                           // permission knowing a tool package
+		"server":      {m + "/bridge", m + "/cmd/dsh-acp"},       // server importing a command
+		"cmd/dsh-acp": {m + "/server", m + "/agent"},             // cmd doing the wiring again
+		"newpkg":      {"fmt"},                                   // a package with no rule
+		"bridge":      {m + "/acp", m + "/permission", "errors"}, // fine
+	}
+	got := violations(m, imports, rules)
+	want := []string{
+		"acp imports example.com/m/tools",
+		"cmd/dsh-acp imports example.com/m/agent",
+		"llm imports github.com/some/dep",
+		"newpkg has no rule",
+		"permission imports example.com/m/toolfs",
+		"server imports example.com/m/cmd/dsh-acp",
+		"tools imports example.com/m/acp",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("violations:\n%s\nwant %d starting with:\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("violation %d = %q, want it to start with %q", i, got[i], want[i])
+		}
+	}
+}
+
+// violations returns one sorted line per import that rules forbid, and
+// one per package without a rule. imports maps a package path relative to
+// the module to its non-test imports.
+func violations(module string, imports map[string][]string, rules map[string]rule) []string {
+	var out []string
+	for pkg, imps := range imports {
+		r, ok := rules[pkg]
+		if !ok {
+			out = append(out, pkg+" has no rule in internal/layering/layering_test.go: decide what it may import (DESIGN.md)")
+			continue
+		}
+		for _, imp := range imps {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+				if !allowedOurs(r.ours, dep) {
+					out = append(out, fmt.Sprintf("%s imports %s, which its layer may not (allowed: %s)", pkg, imp, describe(r.ours)))
+				}
+				continue
+			}
+			if !isStdlib(imp) && r.external != nil && !hasPrefix(r.external, imp) {
+				out = append(out, fmt.Sprintf("%s imports %s, an outside module its layer may not use (allowed: %s)", pkg, imp, describe(r.external)))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func allowedOurs(allowed []string, dep string) bool {
+	for _, a := range allowed {
+		if a == anyOurs && dep != "cmd" && !strings.HasPrefix(dep, "cmd/") {
+			return true
+		}
+		if a == dep {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefix reports whether imp is one of prefixes or below one of them.
+func hasPrefix(prefixes []string, imp string) bool {
+	for _, p := range prefixes {
+		if imp == p || strings.HasPrefix(imp, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(list []string) string {
+	if len(list) == 0 {
+		return "nothing"
+	}
+	return strings.Join(list, ", ")
+}
+
+// isStdlib reports whether imp is a standard-library path: its first
+// element has no dot.
+func isStdlib(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+// moduleRoot finds the go.mod above the working directory and returns its
+// directory and module path.
+func moduleRoot(t *testing.T) (dir, module string) {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := os.Open(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+					if unq, err := strconv.Unquote(rest); err == nil {
+						rest = unq
+					}
+					return dir, strings.TrimSpace(rest)
+				}
+			}
+			t.Fatalf("%s/go.mod has no module line", dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// packageImports parses the imports of every non-test .go file under root
+// (skipping testdata, node_modules and directories starting with "." or
+// "_", as the go tool does) and returns them by package directory relative
+// to root, deduplicated. Build tags are ignored: a file counts for every
+// platform.
+func packageImports(root string) (map[string][]string, error) {
+	seen := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if seen[rel] == nil {
+			seen[rel] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return fmt.Errorf("%s: import %s: %w", path, imp.Path.Value, err)
+			}
+			seen[rel][p] = true
+		}
+		return nil
+	})
+	out := map[string][]string{}
+	for pkg, set := range seen {
+		for p := range set {
+			out[pkg] = append(out[pkg], p)
+		}
+		sort.Strings(out[pkg])
+	}
+	return out, err
+}
