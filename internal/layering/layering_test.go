@@ -65,6 +65,7 @@ var rules = map[string]rule{
 	"internal/diffcmd":          {ours: []string{"hunks"}},
 	"internal/e2etest":          {},
 	"internal/layering":         {},
+	"internal/unpriv":           {},
 	"interop":                   {},
 }
 
