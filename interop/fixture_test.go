@@ -5,12 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 )
 
 // recordedTurn is what one recorded streaming response (NNN.sse) says:
@@ -20,7 +21,7 @@ type recordedTurn struct {
 	content   string
 }
 
-// readRecordedTurn parses a replay fixture's NNN.sse body ("data: {chunk}"
+// readRecordedTurn parses a recording's NNN.sse body ("data: {chunk}"
 // events up to "data: [DONE]") and joins the deltas of choice 0. Errors: the
 // file cannot be read, a data line is not a JSON chunk, or [DONE] is missing.
 func readRecordedTurn(path string) (recordedTurn, error) {
@@ -72,6 +73,56 @@ func readRecordedTurn(path string) (recordedTurn, error) {
 	return recordedTurn{reasoning: reasoning.String(), content: content.String()}, nil
 }
 
+// mustRecordedTurn reads the recording answering the nth (1-based) model
+// request of the scenario in dir, failing t when it is missing or broken.
+func mustRecordedTurn(t *testing.T, dir string, n int) recordedTurn {
+	t.Helper()
+	rec, err := readRecordedTurn(filepath.Join(dir, sseName(n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// recordedToolCall is one tool call of a scenario's steps.json.
+type recordedToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// recordedCall returns the one tool call a scenario's steps.json lists
+// (made by its first model request) and its decoded arguments; it fails t
+// unless the manifest lists exactly one call, on request 1.
+func recordedCall(t *testing.T, dir string) (recordedToolCall, map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "steps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps struct {
+		Requests []struct {
+			Request   int                `json:"request"`
+			ToolCalls []recordedToolCall `json:"tool_calls"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal(b, &steps); err != nil {
+		t.Fatalf("steps.json: %v", err)
+	}
+	var calls []recordedToolCall
+	for _, r := range steps.Requests {
+		calls = append(calls, r.ToolCalls...)
+	}
+	if len(calls) != 1 || len(steps.Requests) == 0 || steps.Requests[0].Request != 1 || len(steps.Requests[0].ToolCalls) != 1 {
+		t.Fatalf("steps.json lists %v; want one tool call, made by request 1", steps.Requests)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(calls[0].Arguments), &args); err != nil {
+		t.Fatalf("steps.json arguments %q: %v", calls[0].Arguments, err)
+	}
+	return calls[0], args
+}
+
 // nodeEnv is what the interop tests need: the repo root, the node binary and
 // this package's dir holding run.mjs and node_modules.
 type nodeEnv struct {
@@ -80,32 +131,21 @@ type nodeEnv struct {
 	dir  string
 }
 
-// needNode returns the node environment or skips (fails under CI=true) when
-// node, npm or interop/node_modules is missing.
+// needNode returns the node environment. A missing node (a system tool)
+// skips the test, saying so, except under CI=true, where it fails; a
+// missing or stale interop/node_modules (the ACP SDK the README's test
+// command installs) always fails, saying to run `(cd interop && npm ci)`.
 func needNode(t *testing.T) nodeEnv {
 	t.Helper()
 	root := acptest.RepoRoot(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		acptest.SkipOrFail(t, "interop: node not found on PATH; install Node.js >= 20 to run the ACP SDK interop test")
+		msg := "interop: the system tool node is not on PATH; install Node.js >= 20 (and npm) to run the ACP SDK interop test"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + " (CI=true, so this fails instead of skipping)")
+		}
+		t.Skip(msg)
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		acptest.SkipOrFail(t, "interop: npm not found on PATH; install npm and run `npm ci` in interop/")
-	}
-	dir := filepath.Join(root, "interop")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		acptest.SkipOrFail(t, "interop: interop/node_modules lacks @agentclientprotocol/sdk; run `npm ci` in interop/")
-	}
-	return nodeEnv{root: root, node: node, dir: dir}
-}
-
-// needFixtures returns the replay fixture dir (../shared/fixtures/replay
-// from the repo root) or skips (fails under CI=true) when it is absent.
-func needFixtures(t *testing.T, root string) string {
-	t.Helper()
-	dir := filepath.Join(root, "..", "shared", "fixtures", "replay")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		acptest.SkipOrFail(t, "interop: replay fixtures not found at %s (../shared relative to the repo root)", dir)
-	}
-	return dir
+	acptest.SchemaDir(t) // fails unless the pinned SDK is installed
+	return nodeEnv{root: root, node: node, dir: filepath.Join(root, "interop")}
 }

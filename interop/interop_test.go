@@ -1,6 +1,7 @@
 // Package interop drives the real dsh-acp binary with the official ACP
 // TypeScript SDK client (run.mjs, @agentclientprotocol/sdk) over stdio, on
-// the recorded replay scenarios in ../shared/fixtures/replay.
+// the replay scenarios of testdata/replay (and of ../shared/fixtures/replay
+// when it is beside the repository).
 package interop
 
 import (
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 )
 
 // runTimeout bounds one run.mjs invocation; a replayed scenario takes well
@@ -93,89 +96,119 @@ func buildAgent(t *testing.T, root string) string {
 	return bin
 }
 
-// scenarioCheck asserts what one fixture's NOTES.md says about a run; dir is
-// the fixture folder.
+// scenarioCheck asserts what one scenario's NOTES.md says about a run; dir
+// is the scenario folder.
 type scenarioCheck func(t *testing.T, dir string, r runResult)
 
-// scenarios maps fixture names (folders of ../shared/fixtures/replay) to
-// their checks. Tool-call fixtures join here once the tools exist.
+// scenarios maps scenario names (folders of testdata/replay and of
+// ../shared/fixtures/replay) to their checks. The checks take every
+// expected value (texts, tool call ids, arguments, file contents) from
+// the folder's recordings, steps.json and workspace/, so they hold for
+// the repository's recordings and the shared ones alike.
 var scenarios = []struct {
 	name  string
 	check scenarioCheck
 }{
-	{"text-turn", textOnlyTurns("PONG")},
-	{"multi-turn", textOnlyTurns("ONE", "TWO")},
+	{"handshake", handshake},
+	{"text-turn", textOnlyTurns(1)},
+	{"multi-turn", textOnlyTurns(2)},
 	{"tool-call-turn", toolCallTurn},
 	{"fs-read", fsRead},
 	{"fs-write", fsWrite},
 }
 
+// TestSDKClientScenarios runs every scenario of the repository's
+// recordings (testdata/replay) and, as an extra check when they are beside
+// the repository (required under CI=true), of the recorded real sessions
+// in ../shared/fixtures/replay.
 func TestSDKClientScenarios(t *testing.T) {
 	env := needNode(t)
-	fixtures := needFixtures(t, env.root)
 	agent := buildAgent(t, env.root)
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			dir := filepath.Join(fixtures, sc.name)
-			r, code := runNode(t, env, agent, dir)
-			for _, e := range r.Errors {
-				t.Errorf("run error: %s", e)
+	for _, src := range acptest.ReplaySources(t) {
+		t.Run(src.Name, func(t *testing.T) {
+			for _, sc := range scenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					runScenario(t, env, agent, filepath.Join(src.Dir, sc.name), sc.check)
+				})
 			}
-			for _, w := range r.Warnings {
-				t.Errorf("run warning: %s", w)
-			}
-			if code != 0 {
-				t.Errorf("run.mjs exit code = %d, want 0", code)
-			}
-			if r.ExitCode == nil || *r.ExitCode != 0 {
-				t.Errorf("agent exit after stdin EOF: code %v signal %v, want code 0; stderr tail:\n%s", deref(r.ExitCode), deref(r.ExitSignal), r.StderrTail)
-			}
-			if r.ProtocolVersion != 1 {
-				t.Errorf("initialize protocolVersion = %d, want 1", r.ProtocolVersion)
-			}
-			if len(r.SessionIDs) != 1 || r.SessionIDs[0] == "" {
-				t.Errorf("session ids = %q, want one non-empty id", r.SessionIDs)
-			}
-			sc.check(t, dir, r)
 		})
 	}
 }
 
-// textOnlyTurns checks a scenario of len(want) prompts that each make one
-// model request answered by the fixture's NNN.sse (001 for the first prompt,
-// ...) without tools: every prompt ends end_turn, its message text is want[i]
-// (and what the recording streams), and its thought text is the recording's
-// reasoning, non-empty.
-func textOnlyTurns(want ...string) scenarioCheck {
+// runScenario runs one scenario folder and applies the checks every run
+// shares, then check.
+func runScenario(t *testing.T, env nodeEnv, agent, dir string, check scenarioCheck) {
+	t.Helper()
+	r, code := runNode(t, env, agent, dir)
+	for _, e := range r.Errors {
+		t.Errorf("run error: %s", e)
+	}
+	for _, w := range r.Warnings {
+		t.Errorf("run warning: %s", w)
+	}
+	if code != 0 {
+		t.Errorf("run.mjs exit code = %d, want 0", code)
+	}
+	if r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Errorf("agent exit after stdin EOF: code %v signal %v, want code 0; stderr tail:\n%s", deref(r.ExitCode), deref(r.ExitSignal), r.StderrTail)
+	}
+	if r.ProtocolVersion != 1 {
+		t.Errorf("initialize protocolVersion = %d, want 1", r.ProtocolVersion)
+	}
+	if r.AgentInfo == nil || r.AgentInfo.Name != "dsh-acp" || r.AgentInfo.Version == "" {
+		t.Errorf("agentInfo = %+v, want name dsh-acp and a version", r.AgentInfo)
+	}
+	if len(r.SessionIDs) != 1 || r.SessionIDs[0] == "" {
+		t.Errorf("session ids = %q, want one non-empty id", r.SessionIDs)
+	}
+	check(t, dir, r)
+}
+
+// handshake checks a scenario without prompts: no model request was
+// possible (the folder has no NNN.sse), no update, no tool call.
+func handshake(t *testing.T, dir string, r runResult) {
+	t.Helper()
+	if sse, _ := filepath.Glob(filepath.Join(dir, "*.sse")); len(sse) != 0 {
+		t.Fatalf("the handshake scenario has recordings %q; it must not call the model", sse)
+	}
+	if len(r.StopReasons) != 0 || len(r.Messages) != 0 || len(r.ToolCalls) != 0 || len(r.PermissionRequests) != 0 {
+		t.Errorf("stop reasons %q, messages %q, tool calls %v, permission requests %v: want none without a prompt", r.StopReasons, r.Messages, r.ToolCalls, r.PermissionRequests)
+	}
+	if r.UpdatesCount != 0 {
+		t.Errorf("%d session updates without a prompt (%v), want none", r.UpdatesCount, r.UpdateKinds)
+	}
+}
+
+// textOnlyTurns checks a scenario of prompts prompts that each make one
+// model request answered by the folder's NNN.sse (001 for the first
+// prompt, ...) without tools: every prompt ends end_turn, its message text
+// is what the recording streams (non-empty), and its thought text is the
+// recording's reasoning (non-empty).
+func textOnlyTurns(prompts int) scenarioCheck {
 	return func(t *testing.T, dir string, r runResult) {
 		t.Helper()
-		wantStops := make([]string, len(want))
-		for i := range wantStops {
+		wantStops := make([]string, prompts)
+		var want, wantThoughts []string
+		for i := range prompts {
 			wantStops[i] = "end_turn"
+			rec := mustRecordedTurn(t, dir, i+1)
+			if rec.content == "" || rec.reasoning == "" {
+				t.Fatalf("recording %s: text %q, reasoning %q; want both", sseName(i+1), rec.content, rec.reasoning)
+			}
+			want = append(want, rec.content)
+			wantThoughts = append(wantThoughts, rec.reasoning)
+		}
+		if _, err := os.Stat(filepath.Join(dir, sseName(prompts+1))); err == nil {
+			t.Fatalf("the scenario has more than %d recordings", prompts)
 		}
 		if !reflect.DeepEqual(r.StopReasons, wantStops) {
 			t.Errorf("stop reasons = %q, want %q", r.StopReasons, wantStops)
 		}
 		if !reflect.DeepEqual(r.Messages, want) {
-			t.Errorf("message text per prompt = %q, want %q", r.Messages, want)
+			t.Errorf("message text per prompt = %q, want the recorded %q", r.Messages, want)
 		}
-		if len(r.Thoughts) != len(want) {
-			t.Fatalf("thought text for %d prompts, want %d", len(r.Thoughts), len(want))
-		}
-		for i := range want {
-			rec, err := readRecordedTurn(filepath.Join(dir, sseName(i+1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec.content != want[i] {
-				t.Fatalf("fixture %s streams text %q, the check expects %q", sseName(i+1), rec.content, want[i])
-			}
-			if rec.reasoning == "" {
-				t.Fatalf("fixture %s has no reasoning_content", sseName(i+1))
-			}
-			if r.Thoughts[i] != rec.reasoning {
-				t.Errorf("prompt %d thought text = %q, want the recorded reasoning %q", i+1, r.Thoughts[i], rec.reasoning)
-			}
+		if !reflect.DeepEqual(r.Thoughts, wantThoughts) {
+			t.Errorf("thought text per prompt = %q, want the recorded reasoning %q", r.Thoughts, wantThoughts)
 		}
 		if len(r.ToolCalls) != 0 || len(r.PermissionRequests) != 0 {
 			t.Errorf("tool calls %v / permission requests %v in a text-only scenario", r.ToolCalls, r.PermissionRequests)
@@ -186,44 +219,37 @@ func textOnlyTurns(want ...string) scenarioCheck {
 	}
 }
 
-// toolCallTurn checks tool-call-turn (NOTES.md): the model runs
-// `echo SNAPSHOT_OK` with bash (a client without live terminals, in the
-// default mode, so the user is asked once), then answers DONE. The card is
-// an execute card titled with the command, completed, its output in a
-// console fence; the thoughts are both recorded responses' reasoning.
+// toolCallTurn checks tool-call-turn: the model runs `echo WORD` with
+// bash (a client without live terminals, in the default mode, so the user
+// is asked once), then answers. The card is an execute card with the
+// recorded call id, titled with the command, completed, the description
+// and then the output in a console fence; the thoughts are both recorded
+// responses' reasoning.
 func toolCallTurn(t *testing.T, dir string, r runResult) {
 	t.Helper()
-	const id = "call_00_7bmU1TAadx8ADiZJ3BqC9330"
-	if !reflect.DeepEqual(r.StopReasons, []string{"end_turn"}) || !reflect.DeepEqual(r.Messages, []string{"DONE"}) {
-		t.Errorf("stop reasons %q messages %q, want [end_turn] [DONE]", r.StopReasons, r.Messages)
+	call, args := recordedCall(t, dir)
+	command, _ := args["command"].(string)
+	description, _ := args["description"].(string)
+	word, ok := strings.CutPrefix(command, "echo ")
+	if call.Name != "bash" || !ok || word == "" || strings.ContainsAny(word, " '\"$") || description == "" {
+		t.Fatalf("recorded call %+v: want bash running `echo WORD` with a description", call)
 	}
-	var thoughts string
-	for n := 1; n <= 2; n++ {
-		rec, err := readRecordedTurn(filepath.Join(dir, sseName(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		thoughts += rec.reasoning
-	}
-	if len(r.Thoughts) != 1 || r.Thoughts[0] != thoughts {
-		t.Errorf("thoughts %q, want the recorded reasoning %q", r.Thoughts, thoughts)
-	}
+	checkTwoStepTurn(t, dir, r)
 	if len(r.ToolCalls) != 1 {
 		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
 	}
 	c := r.ToolCalls[0]
-	for key, want := range map[string]any{"toolCallId": id, "title": "echo SNAPSHOT_OK", "kind": "execute", "status": "completed", "rawOutput": "SNAPSHOT_OK\n"} {
+	for key, want := range map[string]any{"toolCallId": call.ID, "title": command, "kind": "execute", "status": "completed", "rawOutput": word + "\n"} {
 		if c[key] != want {
 			t.Errorf("tool call %s = %v, want %v", key, c[key], want)
 		}
 	}
-	wantInput := map[string]any{"command": "echo SNAPSHOT_OK", "description": "Run echo SNAPSHOT_OK"}
-	if !reflect.DeepEqual(c["rawInput"], wantInput) {
-		t.Errorf("rawInput = %v, want %v", c["rawInput"], wantInput)
+	if !reflect.DeepEqual(c["rawInput"], args) {
+		t.Errorf("rawInput = %v, want the recorded arguments %v", c["rawInput"], args)
 	}
 	wantContent := []any{
-		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "Run echo SNAPSHOT_OK"}},
-		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "```console\nSNAPSHOT_OK\n```"}},
+		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": description}},
+		map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "```console\n" + word + "\n```"}},
 	}
 	if !reflect.DeepEqual(c["content"], wantContent) {
 		t.Errorf("content = %v, want %v", c["content"], wantContent)
@@ -231,19 +257,45 @@ func toolCallTurn(t *testing.T, dir string, r runResult) {
 	if _, ok := c["_meta"]; ok {
 		t.Errorf("terminal _meta sent to a client without the capability: %v", c["_meta"])
 	}
+	checkAskedOnce(t, r, call.ID)
+}
+
+// checkTwoStepTurn checks a one-prompt scenario of two model requests, a
+// tool call and then an answer: the prompt ended end_turn, its message is
+// the text of 002.sse (non-empty), its thought text the reasoning of both
+// recordings joined.
+func checkTwoStepTurn(t *testing.T, dir string, r runResult) {
+	t.Helper()
+	first, second := mustRecordedTurn(t, dir, 1), mustRecordedTurn(t, dir, 2)
+	if second.content == "" || first.reasoning == "" || second.reasoning == "" {
+		t.Fatalf("recordings: final text %q, reasoning %q and %q; want all three", second.content, first.reasoning, second.reasoning)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sseName(3))); err == nil {
+		t.Fatal("the scenario has more than 2 recordings")
+	}
+	if !reflect.DeepEqual(r.StopReasons, []string{"end_turn"}) || !reflect.DeepEqual(r.Messages, []string{second.content}) {
+		t.Errorf("stop reasons %q messages %q, want [end_turn] [%s]", r.StopReasons, r.Messages, second.content)
+	}
+	if want := first.reasoning + second.reasoning; !reflect.DeepEqual(r.Thoughts, []string{want}) {
+		t.Errorf("thoughts %q, want the recorded reasoning %q", r.Thoughts, want)
+	}
+}
+
+// checkAskedOnce checks the run asked permission once, for call id, and
+// the runner answered allow-once.
+func checkAskedOnce(t *testing.T, r runResult, id string) {
+	t.Helper()
 	if len(r.PermissionRequests) != 1 || r.PermissionRequests[0]["toolCallId"] != id || r.PermissionRequests[0]["chosen"] != "allow-once" {
 		t.Errorf("permission requests %v, want one for %s answered allow-once", r.PermissionRequests, id)
 	}
 }
 
-// fsToolCall checks that a single-prompt fs scenario ended end_turn with
-// the message DONE and exactly one tool call, with the recorded id, the
+// fsToolCall checks that a single-prompt fs scenario ended as its
+// recordings say, with exactly one tool call, with the recorded id, the
 // kind given and status completed, and returns it.
-func fsToolCall(t *testing.T, r runResult, id, kind string) map[string]any {
+func fsToolCall(t *testing.T, dir string, r runResult, id, kind string) map[string]any {
 	t.Helper()
-	if !reflect.DeepEqual(r.StopReasons, []string{"end_turn"}) || !reflect.DeepEqual(r.Messages, []string{"DONE"}) {
-		t.Errorf("stop reasons %q, messages %q; want [end_turn] [DONE]", r.StopReasons, r.Messages)
-	}
+	checkTwoStepTurn(t, dir, r)
 	if len(r.ToolCalls) != 1 {
 		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
 	}
@@ -270,14 +322,25 @@ func fileIn(t *testing.T, p any, base string) string {
 	return string(b)
 }
 
-// fsRead checks fs-read (NOTES.md): a read card with one absolute location
-// at line 1, no permission asked (a read inside the project), its result
-// showing the numbered line, and greeting.txt unchanged on disk.
+// fsRead checks fs-read: the recorded read of a workspace file gives a
+// read card titled with the path, with one absolute location at line 1,
+// no permission asked (a read inside the project), its result showing
+// the file's lines numbered from 1 and the end-of-file footer, and the
+// file unchanged on disk.
 func fsRead(t *testing.T, dir string, r runResult) {
 	t.Helper()
-	tc := fsToolCall(t, r, "call_00_rYYE3EPp4X5jGLh9EMmj6459", "read")
-	if tc["title"] != "Read greeting.txt" {
-		t.Errorf("title %v, want Read greeting.txt", tc["title"])
+	call, args := recordedCall(t, dir)
+	name, _ := args["file_path"].(string)
+	if call.Name != "read" || name == "" || filepath.IsAbs(name) {
+		t.Fatalf("recorded call %+v: want read of a relative file_path", call)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "workspace", name))
+	if err != nil {
+		t.Fatalf("the workspace lacks the file the recording reads: %v", err)
+	}
+	tc := fsToolCall(t, dir, r, call.ID, "read")
+	if tc["title"] != "Read "+name {
+		t.Errorf("title %v, want Read %s", tc["title"], name)
 	}
 	locs, _ := tc["locations"].([]any)
 	if len(locs) != 1 {
@@ -287,44 +350,49 @@ func fsRead(t *testing.T, dir string, r runResult) {
 	if loc["line"] != float64(1) {
 		t.Errorf("location line %v, want 1", loc["line"])
 	}
-	want, err := os.ReadFile(filepath.Join(dir, "workspace", "greeting.txt"))
-	if err != nil {
-		t.Fatal(err)
+	if got := fileIn(t, loc["path"], filepath.Base(name)); got != string(want) {
+		t.Errorf("%s = %q after a read, want %q", name, got, want)
 	}
-	if got := fileIn(t, loc["path"], "greeting.txt"); got != string(want) {
-		t.Errorf("greeting.txt = %q after a read, want %q", got, want)
+	lines := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	numbered := "\n"
+	for i, l := range lines {
+		numbered += fmt.Sprintf("%d: %s\n", i+1, l)
 	}
+	numbered += fmt.Sprintf("\n(End of file - total %d lines)\n", len(lines))
 	content, _ := json.Marshal(tc["content"])
-	if !strings.Contains(string(content), `\n1: hello\n\n(End of file - total 1 lines)\n`) {
-		t.Errorf("result content %s lacks the numbered line and footer", content)
+	if wantJSON, _ := json.Marshal(numbered); !strings.Contains(string(content), strings.Trim(string(wantJSON), `"`)) {
+		t.Errorf("result content %s lacks the numbered lines and footer %q", content, numbered)
 	}
 	if len(r.PermissionRequests) != 0 {
 		t.Errorf("permission requests %v for a read inside the project", r.PermissionRequests)
 	}
 }
 
-// fsWrite checks fs-write (NOTES.md): a diff card with a null oldText and
-// the new content at an absolute path, completed after one permission
-// request (answered allow-once), and notes.txt holding exactly the
-// content on disk.
-func fsWrite(t *testing.T, _ string, r runResult) {
+// fsWrite checks fs-write: the recorded write of a new file gives a diff
+// card with a null oldText and the recorded content at an absolute path,
+// completed after one permission request (answered allow-once), and the
+// file holding exactly that content on disk.
+func fsWrite(t *testing.T, dir string, r runResult) {
 	t.Helper()
-	const id = "call_00_4aj3gzzSDsP64mCcrn8k4591"
-	tc := fsToolCall(t, r, id, "edit")
+	call, args := recordedCall(t, dir)
+	name, _ := args["file_path"].(string)
+	content, ok := args["content"].(string)
+	if call.Name != "write" || name == "" || !ok {
+		t.Fatalf("recorded call %+v: want write with file_path and content", call)
+	}
+	tc := fsToolCall(t, dir, r, call.ID, "edit")
 	items, _ := tc["content"].([]any)
 	if len(items) != 1 {
 		t.Fatalf("content %v, want one diff", tc["content"])
 	}
 	d, _ := items[0].(map[string]any)
-	if old, ok := d["oldText"]; d["type"] != "diff" || !ok || old != nil || d["newText"] != "hello world" {
-		t.Errorf("diff %v, want oldText null and newText %q", d, "hello world")
+	if old, ok := d["oldText"]; d["type"] != "diff" || !ok || old != nil || d["newText"] != content {
+		t.Errorf("diff %v, want oldText null and newText %q", d, content)
 	}
-	if got := fileIn(t, d["path"], "notes.txt"); got != "hello world" {
-		t.Errorf("notes.txt = %q, want %q", got, "hello world")
+	if got := fileIn(t, d["path"], filepath.Base(name)); got != content {
+		t.Errorf("%s = %q, want %q", name, got, content)
 	}
-	if len(r.PermissionRequests) != 1 || r.PermissionRequests[0]["toolCallId"] != id || r.PermissionRequests[0]["chosen"] != "allow-once" {
-		t.Errorf("permission requests %v, want one for %s answered allow-once", r.PermissionRequests, id)
-	}
+	checkAskedOnce(t, r, call.ID)
 }
 
 // sseName is the replay file answering the nth (1-based) model request.

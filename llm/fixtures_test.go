@@ -48,11 +48,14 @@ type fixtureRequest struct {
 	} `json:"messages"`
 }
 
-// TestFixturesParse parses every shared NNN.sse and checks it against the
-// scenario's steps.json, NOTES.md and the assistant message the next
+// TestFixturesParse parses every recorded NNN.sse and checks it against
+// the scenario's steps.json, NOTES.md and the assistant message the next
 // NNN.request.json carries for it.
 func TestFixturesParse(t *testing.T) {
-	root := filepath.Join(sharedDir(t), "fixtures", "replay")
+	forEachSource(t, fixturesParse)
+}
+
+func fixturesParse(t *testing.T, root string) {
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,12 @@ package llm
 
 import (
 	"errors"
-	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 )
 
 // partsReader returns one part per Read call (empty parts give (0, nil)).
@@ -70,12 +70,16 @@ func sameResult(t *testing.T, what string, got, want result) {
 	}
 }
 
-// sharedDir returns the project's shared folder (../shared next to the
-// repository); see acptest.SharedDir for the skip and CI rules.
-func sharedDir(t testing.TB) string { return acptest.SharedDir(t) }
-
-func fixtureDir(t testing.TB, scenario string) string {
-	return filepath.Join(sharedDir(t), "fixtures", "replay", scenario)
+// forEachSource runs f as a subtest on each folder of replay scenarios:
+// the repository's recordings (testdata/replay) and, as an extra check
+// when they are beside the repository (required under CI=true), the
+// recorded sessions of ../shared/fixtures/replay; see
+// acptest.ReplaySources.
+func forEachSource(t *testing.T, f func(t *testing.T, root string)) {
+	t.Helper()
+	for _, src := range acptest.ReplaySources(t) {
+		t.Run(src.Name, func(t *testing.T) { f(t, src.Dir) })
+	}
 }
 
 func readFile(t testing.TB, path string) []byte {

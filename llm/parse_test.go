@@ -55,19 +55,23 @@ func TestParseParallelToolCalls(t *testing.T) {
 	}
 }
 
+// TestParseEverySplitOfFixture: a recorded stream cut at any byte into
+// two reads parses as it does whole.
 func TestParseEverySplitOfFixture(t *testing.T) {
-	data := readFile(t, filepath.Join(fixtureDir(t, "text-turn"), "001.sse"))
-	want := parse(bytes.NewReader(data))
-	if want.Code != "" || want.Resp.Text != "PONG" {
-		t.Fatalf("text-turn/001.sse: %+v", want)
-	}
-	for i := 0; i <= len(data); i++ {
-		got := parse(splitAt(data, i))
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("split at byte %d: got %+v", i, got)
+	forEachSource(t, func(t *testing.T, root string) {
+		data := readFile(t, filepath.Join(root, "text-turn", "001.sse"))
+		want := parse(bytes.NewReader(data))
+		if want.Code != "" || want.Resp.Text == "" || want.Resp.Reasoning == "" || want.Resp.Usage == nil {
+			t.Fatalf("text-turn/001.sse: %+v", want)
 		}
-	}
-	sameResult(t, "one byte reads", parse(iotest.OneByteReader(bytes.NewReader(data))), want)
+		for i := 0; i <= len(data); i++ {
+			got := parse(splitAt(data, i))
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("split at byte %d: got %+v", i, got)
+			}
+		}
+		sameResult(t, "one byte reads", parse(iotest.OneByteReader(bytes.NewReader(data))), want)
+	})
 }
 
 func TestParseUTF8SplitInsideCharacter(t *testing.T) {

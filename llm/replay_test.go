@@ -13,29 +13,34 @@ import (
 	"testing"
 )
 
+// TestReplayFixture: a replay serves a recorded folder's NNN.sse in order,
+// each parsed as ParseStream parses it, then answers CodeReplayExhausted
+// naming the missing file.
 func TestReplayFixture(t *testing.T) {
-	dir := fixtureDir(t, "tool-call-turn")
-	rp := NewReplay(dir)
-	for _, nnn := range []string{"001", "002"} {
-		var deltas []Delta
-		res, err := rp.Stream(context.Background(), Request{}, func(d Delta) { deltas = append(deltas, d) })
-		if err != nil {
-			t.Fatalf("%s: %v", nnn, err)
+	forEachSource(t, func(t *testing.T, root string) {
+		dir := filepath.Join(root, "tool-call-turn")
+		rp := NewReplay(dir)
+		for _, nnn := range []string{"001", "002"} {
+			var deltas []Delta
+			res, err := rp.Stream(context.Background(), Request{}, func(d Delta) { deltas = append(deltas, d) })
+			if err != nil {
+				t.Fatalf("%s: %v", nnn, err)
+			}
+			want := parse(bytes.NewReader(readFile(t, filepath.Join(dir, nnn+".sse"))))
+			sameResult(t, "replay "+nnn, result{Deltas: deltas, Resp: res}, want)
 		}
-		want := parse(bytes.NewReader(readFile(t, filepath.Join(dir, nnn+".sse"))))
-		sameResult(t, "replay "+nnn, result{Deltas: deltas, Resp: res}, want)
-	}
-	_, err := rp.Stream(context.Background(), Request{}, nil)
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeReplayExhausted {
-		t.Fatalf("third request: %v", err)
-	}
-	if want := filepath.Join(dir, "003.sse"); !strings.Contains(e.Error(), want) || !strings.Contains(e.Error(), "request 3") {
-		t.Fatalf("message %q does not name %s", e.Error(), want)
-	}
-	if rp.Requests() != 3 {
-		t.Fatalf("Requests() = %d", rp.Requests())
-	}
+		_, err := rp.Stream(context.Background(), Request{}, nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeReplayExhausted {
+			t.Fatalf("third request: %v", err)
+		}
+		if want := filepath.Join(dir, "003.sse"); !strings.Contains(e.Error(), want) || !strings.Contains(e.Error(), "request 3") {
+			t.Fatalf("message %q does not name %s", e.Error(), want)
+		}
+		if rp.Requests() != 3 {
+			t.Fatalf("Requests() = %d", rp.Requests())
+		}
+	})
 }
 
 func TestReplayConcurrent(t *testing.T) {
@@ -92,18 +97,19 @@ func TestReplayEmptyAndCutFiles(t *testing.T) {
 }
 
 func TestReplayCancelled(t *testing.T) {
-	dir := fixtureDir(t, "text-turn")
-	ctx, cancel := context.WithCancel(context.Background())
-	rp := NewReplay(dir)
-	calls := 0
-	_, err := rp.Stream(ctx, Request{}, func(Delta) {
-		calls++
-		cancel()
+	forEachSource(t, func(t *testing.T, root string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		rp := NewReplay(filepath.Join(root, "text-turn"))
+		calls := 0
+		_, err := rp.Stream(ctx, Request{}, func(Delta) {
+			calls++
+			cancel()
+		})
+		if !errors.Is(err, context.Canceled) || errCode(err) != CodeCancelled {
+			t.Fatalf("err %v", err)
+		}
+		if calls == 0 {
+			t.Fatal("no delta before the cancel")
+		}
 	})
-	if !errors.Is(err, context.Canceled) || errCode(err) != CodeCancelled {
-		t.Fatalf("err %v", err)
-	}
-	if calls == 0 {
-		t.Fatal("no delta before the cancel")
-	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// fixtureBody loads a shared NNN.request.json without its "_" keys.
+// fixtureBody loads a recorded NNN.request.json without its "_" keys.
 func fixtureBody(t *testing.T, path string) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -42,55 +42,67 @@ func parseFile(t *testing.T, path string) *Response {
 	return res
 }
 
+// TestSerializeToolCallTurn: the request after a tool call, built from
+// the recorded response, is the recording's 002.request.json: the
+// reasoning passed back with the tool call, then the tool result.
 func TestSerializeToolCallTurn(t *testing.T) {
-	dir := fixtureDir(t, "tool-call-turn")
-	want := fixtureBody(t, filepath.Join(dir, "002.request.json"))
-	msgs := want["messages"].([]any)
-	user := msgs[0].(map[string]any)["content"].(string)
-	toolOut := msgs[2].(map[string]any)["content"].(string)
+	forEachSource(t, func(t *testing.T, root string) {
+		dir := filepath.Join(root, "tool-call-turn")
+		want := fixtureBody(t, filepath.Join(dir, "002.request.json"))
+		msgs := want["messages"].([]any)
+		user := msgs[0].(map[string]any)["content"].(string)
+		toolOut := msgs[2].(map[string]any)["content"].(string)
 
-	first := parseFile(t, filepath.Join(dir, "001.sse"))
-	req := Request{
-		Model: "deepseek-v4-flash",
-		Messages: []Message{
-			{Role: "user", Content: user},
-			{Role: "assistant", Content: first.Text, Reasoning: first.Reasoning, ToolCalls: first.ToolCalls},
-			{Role: "tool", ToolCallID: first.ToolCalls[0].ID, Content: toolOut},
-		},
-	}
-	body, err := MarshalRequest(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := decodeBody(t, body); !reflect.DeepEqual(got, want) {
-		t.Fatalf("body differs\n got: %s\nwant: %v", body, want)
-	}
+		first := parseFile(t, filepath.Join(dir, "001.sse"))
+		if first.Reasoning == "" || len(first.ToolCalls) != 1 {
+			t.Fatalf("001.sse: reasoning %q, tool calls %+v; the test needs reasoning and one call", first.Reasoning, first.ToolCalls)
+		}
+		req := Request{
+			Model: want["model"].(string),
+			Messages: []Message{
+				{Role: "user", Content: user},
+				{Role: "assistant", Content: first.Text, Reasoning: first.Reasoning, ToolCalls: first.ToolCalls},
+				{Role: "tool", ToolCallID: first.ToolCalls[0].ID, Content: toolOut},
+			},
+		}
+		body, err := MarshalRequest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeBody(t, body); !reflect.DeepEqual(got, want) {
+			t.Fatalf("body differs\n got: %s\nwant: %v", body, want)
+		}
+	})
 }
 
+// TestSerializeMultiTurn: the second turn's request is the recording's
+// 002.request.json: the first answer goes back without its reasoning.
 func TestSerializeMultiTurn(t *testing.T) {
-	dir := fixtureDir(t, "multi-turn")
-	want := fixtureBody(t, filepath.Join(dir, "002.request.json"))
-	msgs := want["messages"].([]any)
-	first := parseFile(t, filepath.Join(dir, "001.sse"))
-	if first.Reasoning == "" {
-		t.Fatal("001.sse has no reasoning; the test needs some to check it is dropped")
-	}
-	req := Request{
-		Model: "deepseek-v4-flash",
-		Messages: []Message{
-			{Role: "user", Content: msgs[0].(map[string]any)["content"].(string)},
-			// The caller keeps the reasoning; the serializer must drop it.
-			{Role: "assistant", Content: first.Text, Reasoning: first.Reasoning},
-			{Role: "user", Content: msgs[2].(map[string]any)["content"].(string)},
-		},
-	}
-	body, err := MarshalRequest(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := decodeBody(t, body); !reflect.DeepEqual(got, want) {
-		t.Fatalf("body differs\n got: %s\nwant: %v", body, want)
-	}
+	forEachSource(t, func(t *testing.T, root string) {
+		dir := filepath.Join(root, "multi-turn")
+		want := fixtureBody(t, filepath.Join(dir, "002.request.json"))
+		msgs := want["messages"].([]any)
+		first := parseFile(t, filepath.Join(dir, "001.sse"))
+		if first.Reasoning == "" {
+			t.Fatal("001.sse has no reasoning; the test needs some to check it is dropped")
+		}
+		req := Request{
+			Model: want["model"].(string),
+			Messages: []Message{
+				{Role: "user", Content: msgs[0].(map[string]any)["content"].(string)},
+				// The caller keeps the reasoning; the serializer must drop it.
+				{Role: "assistant", Content: first.Text, Reasoning: first.Reasoning},
+				{Role: "user", Content: msgs[2].(map[string]any)["content"].(string)},
+			},
+		}
+		body, err := MarshalRequest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeBody(t, body); !reflect.DeepEqual(got, want) {
+			t.Fatalf("body differs\n got: %s\nwant: %v", body, want)
+		}
+	})
 }
 
 func TestMessageWireForm(t *testing.T) {

@@ -1,6 +1,14 @@
 // Package acptest checks what the agent writes against the official ACP
-// v1 JSON Schema (../shared/acp/v1/schema.json beside the repository) and
-// records JSON-RPC transcripts for golden tests.
+// v1 JSON Schema and records JSON-RPC transcripts for golden tests.
+//
+// The schema comes from the official ACP TypeScript SDK that the README's
+// test command installs, `(cd interop && npm ci)`:
+// interop/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json for
+// the stable protocol and schema.unstable.json beside it for the methods
+// only the unstable protocol has (session/fork, ...). The SDK version is
+// pinned exactly in interop/package.json (and interop/package-lock.json).
+// A test that needs the schema fails, never skips, when the package is
+// missing or is not the pinned version.
 package acptest
 
 import (
@@ -37,37 +45,86 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// SkipOrFail skips the test with the formatted reason, except under
-// CI=true, where a missing prerequisite is a failure.
-func SkipOrFail(t testing.TB, format string, args ...any) {
+// SDKPackage is the npm package whose schema the tests use.
+const SDKPackage = "@agentclientprotocol/sdk"
+
+// NpmCI is the command that installs SDKPackage, as the README gives it.
+const NpmCI = "(cd interop && npm ci)"
+
+// SchemaDir returns the directory holding the SDK's schema.json and
+// schema.unstable.json (interop/node_modules/@agentclientprotocol/sdk/
+// schema/v1 under the repository root). It fails t, with a message saying
+// to run NpmCI, when the package is not installed or its version is not
+// the one interop/package.json pins.
+func SchemaDir(t testing.TB) string {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true, so this fails instead of skipping)", msg)
+	dir, err := schemaDir(RepoRoot(t))
+	if err != nil {
+		t.Fatalf("acptest: %v", err)
 	}
-	t.Skip(msg)
+	return dir
 }
 
-// SharedDir returns the shared/ folder beside the repository. When it is
-// absent the test is skipped with a message, except under CI=true, where
-// it fails.
-func SharedDir(t testing.TB) string {
-	t.Helper()
-	shared := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
-	if _, err := os.Stat(filepath.Join(shared, "acp", "v1", "schema.json")); err != nil {
-		SkipOrFail(t, "skipping: needs ../shared (the ACP schema and fixtures beside the repository), not found at %s", shared)
+func schemaDir(root string) (string, error) {
+	var pin struct {
+		Dependencies map[string]string `json:"dependencies"`
 	}
-	return shared
+	b, err := os.ReadFile(filepath.Join(root, "interop", "package.json"))
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(b, &pin); err != nil {
+		return "", fmt.Errorf("interop/package.json: %w", err)
+	}
+	want := pin.Dependencies[SDKPackage]
+	if want == "" {
+		return "", fmt.Errorf("interop/package.json does not pin %s", SDKPackage)
+	}
+	pkg := filepath.Join(root, "interop", "node_modules", filepath.FromSlash(SDKPackage))
+	var got struct {
+		Version string `json:"version"`
+	}
+	b, err = os.ReadFile(filepath.Join(pkg, "package.json"))
+	if err != nil {
+		return "", fmt.Errorf("the ACP schema comes from the npm package %s, not installed at %s: run `%s` first", SDKPackage, pkg, NpmCI)
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		return "", fmt.Errorf("%s/package.json: %w", pkg, err)
+	}
+	if got.Version != want {
+		return "", fmt.Errorf("%s is version %s, interop/package.json pins %s: run `%s` again", SDKPackage, got.Version, want, NpmCI)
+	}
+	dir := filepath.Join(pkg, "schema", "v1")
+	for _, name := range []string{"schema.json", "schema.unstable.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("%s %s has no schema/v1/%s (%v): run `%s` again", SDKPackage, got.Version, name, err, NpmCI)
+		}
+	}
+	return dir, nil
 }
 
-// Validator validates agent-written messages against the ACP v1 schema.
+// Validator validates agent-written messages against the ACP v1 schema of
+// the SDK: messages of a method the stable schema (schema.json) defines
+// are checked against it, messages of a method only the unstable schema
+// (schema.unstable.json) defines against that one.
+//
+// The unstable schema is not used for everything: it widens stable types
+// too (more session/update kinds, more fields in responses), so a stable
+// method's message that only an unstable client understands would pass.
 // Safe for concurrent use.
 type Validator struct {
+	stable   *schemaSet
+	unstable func() (*schemaSet, error) // compiled on first use
+}
+
+// schemaSet is one compiled schema file.
+type schemaSet struct {
+	file string
 	root *jsonschema.Schema
 	defs map[string]*jsonschema.Schema // by $defs name
-	// byMethod: for an agent-written request or notification, and for the
-	// agent's response to a client request, the $defs name of its params
-	// or result.
+	// For an agent-written request or notification, and for the agent's
+	// response to a client request: the $defs name of its params or
+	// result, by method (from x-method and x-side).
 	requests, notifications, responses map[string]string
 }
 
@@ -77,18 +134,31 @@ var (
 	loadErr  error
 )
 
-// Load compiles the schema in shared/acp/v1 (once per process).
+// Load returns the validator for the SDK's schema (compiled once per
+// process). It fails t when the SDK is not installed (see SchemaDir) or
+// the schema does not compile.
 func Load(t testing.TB) *Validator {
 	t.Helper()
-	shared := SharedDir(t)
-	loadOnce.Do(func() { loaded, loadErr = compile(filepath.Join(shared, "acp", "v1", "schema.json")) })
+	dir := SchemaDir(t)
+	loadOnce.Do(func() { loaded, loadErr = newValidator(dir) })
 	if loadErr != nil {
 		t.Fatalf("acptest: %v", loadErr)
 	}
 	return loaded
 }
 
-func compile(path string) (*Validator, error) {
+func newValidator(dir string) (*Validator, error) {
+	stable, err := compile(filepath.Join(dir, "schema.json"))
+	if err != nil {
+		return nil, err
+	}
+	return &Validator{
+		stable:   stable,
+		unstable: sync.OnceValues(func() (*schemaSet, error) { return compile(filepath.Join(dir, "schema.unstable.json")) }),
+	}, nil
+}
+
+func compile(path string) (*schemaSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -99,13 +169,13 @@ func compile(path string) (*Validator, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	c := jsonschema.NewCompiler()
-	const url = "https://agentclientprotocol.com/schema/v1.json"
+	url := "https://agentclientprotocol.com/schema/v1/" + filepath.Base(path)
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	v := &Validator{defs: map[string]*jsonschema.Schema{}, requests: map[string]string{}, notifications: map[string]string{}, responses: map[string]string{}}
-	if v.root, err = c.Compile(url); err != nil {
-		return nil, fmt.Errorf("compiling the schema: %w", err)
+	s := &schemaSet{file: filepath.Base(path), defs: map[string]*jsonschema.Schema{}, requests: map[string]string{}, notifications: map[string]string{}, responses: map[string]string{}}
+	if s.root, err = c.Compile(url); err != nil {
+		return nil, fmt.Errorf("compiling %s: %w", path, err)
 	}
 	defs, _ := doc.(map[string]any)["$defs"].(map[string]any)
 	for name, d := range defs {
@@ -115,28 +185,26 @@ func compile(path string) (*Validator, error) {
 		switch {
 		case method == "":
 		case side == "client" && strings.HasSuffix(name, "Request"):
-			v.requests[method] = name
+			s.requests[method] = name
 		case (side == "client" || side == "protocol") && strings.HasSuffix(name, "Notification"):
-			v.notifications[method] = name
+			s.notifications[method] = name
 		case side == "agent" && strings.HasSuffix(name, "Response"):
-			v.responses[method] = name
+			s.responses[method] = name
 		}
-		if v.defs[name], err = c.Compile(url + "#/$defs/" + name); err != nil {
-			return nil, fmt.Errorf("compiling %s: %w", name, err)
+		if s.defs[name], err = c.Compile(url + "#/$defs/" + name); err != nil {
+			return nil, fmt.Errorf("compiling %s of %s: %w", name, path, err)
 		}
 	}
-	return v, nil
+	return s, nil
 }
 
 // Validate checks one line the agent wrote. method is the method of the
-// client request a response answers ("" when unknown or not a response).
+// client request a response answers ("" when unknown or not a response;
+// a result is then checked only against the message envelope).
 func (v *Validator) Validate(line []byte, method string) error {
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(line)))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
-	}
-	if err := v.root.Validate(inst); err != nil {
-		return fmt.Errorf("not an ACP message: %w", err)
 	}
 	m, ok := inst.(map[string]any)
 	if !ok {
@@ -145,36 +213,58 @@ func (v *Validator) Validate(line []byte, method string) error {
 	if m["jsonrpc"] != "2.0" {
 		return errors.New(`"jsonrpc" is not "2.0"`)
 	}
+	// What the line is: a call (request or notification) of a method, an
+	// error response, or a result for the method it answers.
+	name, isCall := m["method"].(string)
+	_, hasID := m["id"]
+	e, isErr := m["error"]
+	table := func(s *schemaSet) map[string]string {
+		switch {
+		case isCall && hasID:
+			return s.requests
+		case isCall:
+			return s.notifications
+		default:
+			return s.responses
+		}
+	}
+	if !isCall {
+		name = method
+	}
+	set := v.stable
+	def, known := table(set)[name]
+	if !known && name != "" && !isErr {
+		un, err := v.unstable()
+		if err != nil {
+			return fmt.Errorf("acptest: %w", err)
+		}
+		if d, ok := table(un)[name]; ok {
+			set, def, known = un, d, true
+		}
+	}
+	if err := set.root.Validate(inst); err != nil {
+		return fmt.Errorf("not an ACP message (%s): %w", set.file, err)
+	}
 	check := func(def string, val any) error {
-		s := v.defs[def]
+		s := set.defs[def]
 		if s == nil {
-			return fmt.Errorf("no schema type %s", def)
+			return fmt.Errorf("no schema type %s in %s", def, set.file)
 		}
 		if err := s.Validate(val); err != nil {
-			return fmt.Errorf("%s: %w", def, err)
+			return fmt.Errorf("%s (%s): %w", def, set.file, err)
 		}
 		return nil
 	}
-	if name, isCall := m["method"].(string); isCall {
-		_, hasID := m["id"]
-		table := v.notifications
-		if hasID {
-			table = v.requests
-		}
-		def, known := table[name]
-		if !known {
-			return fmt.Errorf("the agent may not send method %q", name)
-		}
+	switch {
+	case isCall && !known:
+		return fmt.Errorf("the agent may not send method %q", name)
+	case isCall:
 		return check(def, m["params"])
-	}
-	if e, isErr := m["error"]; isErr {
+	case isErr:
 		return check("Error", e)
-	}
-	if method == "" {
+	case method == "":
 		return nil
-	}
-	def, known := v.responses[method]
-	if !known {
+	case !known:
 		return fmt.Errorf("no response type for method %q", method)
 	}
 	return check(def, m["result"])

@@ -1,0 +1,202 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// liveChunk is a chat.completion.chunk with its fields in the order live
+// DeepSeek streams send them; re-encoding a decoded chunk gives the same
+// bytes only when the chunk has exactly these fields, in this order,
+// compact.
+type liveChunk struct {
+	ID          string       `json:"id"`
+	Object      string       `json:"object"`
+	Created     int64        `json:"created"`
+	Model       string       `json:"model"`
+	Fingerprint string       `json:"system_fingerprint"`
+	Choices     []liveChoice `json:"choices"`
+	Usage       *liveUsage   `json:"usage"`
+}
+
+type liveChoice struct {
+	Index        int             `json:"index"`
+	Delta        json.RawMessage `json:"delta"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+type liveUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens  int `json:"prompt_cache_hit_tokens"`
+	PromptCacheMissTokens int `json:"prompt_cache_miss_tokens"`
+}
+
+var (
+	uuidRe   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	callIDRe = regexp.MustCompile(`^call_00_[A-Za-z0-9]{24}$`)
+)
+
+// Delta shapes of a live thinking-mode stream (reference/deepseek-stream.md
+// section 2), matched on the delta's exact bytes.
+var (
+	openingDelta   = `{"role":"assistant","content":null,"reasoning_content":""}`
+	closingDelta   = `{"content":"","reasoning_content":null}`
+	reasoningDelta = regexp.MustCompile(`^\{"content":null,"reasoning_content":("(?:[^"\\]|\\.)+")\}$`)
+	textDelta      = regexp.MustCompile(`^\{"content":("(?:[^"\\]|\\.)+"),"reasoning_content":null\}$`)
+	callOpenDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":0,"id":"([^"]+)","type":"function","function":\{"name":"([a-z_]+)","arguments":""\}\}\]\}$`)
+	callArgsDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":0,"function":\{"arguments":("(?:[^"\\]|\\.)+")\}\}\]\}$`)
+)
+
+// TestRecordingShape: every NNN.sse, the repository's own recordings and
+// the recorded real sessions alike, has the byte shape of a live DeepSeek
+// thinking-mode stream: "data: {chunk}" events and a final "data: [DONE]",
+// chunks with the same id, created, model and fingerprint, the opening
+// role chunk, reasoning pieces, then text or one tool call split into a
+// name fragment and argument pieces, and a closing chunk with the finish
+// reason and the usage (cache hit + miss = prompt tokens). The own
+// recordings are written by hand; this keeps them the shape of the real
+// ones.
+func TestRecordingShape(t *testing.T) {
+	forEachSource(t, func(t *testing.T, root string) {
+		files, err := filepath.Glob(filepath.Join(root, "*", "[0-9][0-9][0-9].sse"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no NNN.sse under %s (%v)", root, err)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			if err := checkLiveShape(readFile(t, f)); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+		}
+	})
+}
+
+// checkLiveShape returns the first way body differs from a live stream.
+func checkLiveShape(body []byte) error {
+	rest, ok := bytes.CutSuffix(body, []byte("data: [DONE]\n\n"))
+	if !ok {
+		return fmt.Errorf("does not end with %q", "data: [DONE]\n\n")
+	}
+	events := strings.Split(strings.TrimSuffix(string(rest), "\n\n"), "\n\n")
+	if len(events) < 3 {
+		return fmt.Errorf("%d chunks: want an opening chunk, pieces and a closing chunk", len(events))
+	}
+	var first liveChunk
+	phase := 0 // 0 reasoning, 1 text, 2 tool call arguments
+	reasoning, text, args := 0, 0, 0
+	for i, ev := range events {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.ContainsAny(data, "\r\n") {
+			return fmt.Errorf("event %d is not one %q line: %q", i+1, "data: ", ev)
+		}
+		var c liveChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return fmt.Errorf("chunk %d: %v", i+1, err)
+		}
+		var again bytes.Buffer
+		enc := json.NewEncoder(&again)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+		if got := strings.TrimSuffix(again.String(), "\n"); got != data {
+			return fmt.Errorf("chunk %d has other fields, order or spacing than a live chunk:\n got %s\nwant %s", i+1, data, got)
+		}
+		if i == 0 {
+			first = c
+			if !uuidRe.MatchString(c.ID) || c.Object != "chat.completion.chunk" || c.Created < 1.7e9 || c.Model == "" || c.Fingerprint == "" {
+				return fmt.Errorf("chunk 1: id %q object %q created %d model %q fingerprint %q", c.ID, c.Object, c.Created, c.Model, c.Fingerprint)
+			}
+		} else if c.ID != first.ID || c.Created != first.Created || c.Model != first.Model || c.Fingerprint != first.Fingerprint {
+			return fmt.Errorf("chunk %d: id, created, model or fingerprint differ from chunk 1", i+1)
+		}
+		if len(c.Choices) != 1 || c.Choices[0].Index != 0 || string(c.Choices[0].Logprobs) != "null" {
+			return fmt.Errorf("chunk %d: choices %+v, want one choice 0 with null logprobs", i+1, c.Choices)
+		}
+		ch := c.Choices[0]
+		delta := string(ch.Delta)
+		last := i == len(events)-1
+		if !last && (ch.FinishReason != nil || c.Usage != nil) {
+			return fmt.Errorf("chunk %d: finish_reason or usage before the closing chunk", i+1)
+		}
+		switch {
+		case i == 0:
+			if delta != openingDelta {
+				return fmt.Errorf("opening delta %s, want %s", delta, openingDelta)
+			}
+		case last:
+			if delta != closingDelta {
+				return fmt.Errorf("closing delta %s, want %s", delta, closingDelta)
+			}
+			if err := checkClosing(ch.FinishReason, c.Usage, args > 0); err != nil {
+				return err
+			}
+		case reasoningDelta.MatchString(delta):
+			if phase != 0 {
+				return fmt.Errorf("chunk %d: reasoning after the answer began", i+1)
+			}
+			reasoning++
+		case textDelta.MatchString(delta):
+			if phase == 2 {
+				return fmt.Errorf("chunk %d: text after a tool call", i+1)
+			}
+			phase = 1
+			text++
+		case callOpenDelta.MatchString(delta):
+			if phase == 2 {
+				return fmt.Errorf("chunk %d: a second tool call (the recordings make at most one per response)", i+1)
+			}
+			if id := callOpenDelta.FindStringSubmatch(delta)[1]; !callIDRe.MatchString(id) {
+				return fmt.Errorf("chunk %d: tool call id %q, want call_00_ and 24 letters and digits", i+1, id)
+			}
+			phase = 2
+		case callArgsDelta.MatchString(delta):
+			if phase != 2 {
+				return fmt.Errorf("chunk %d: arguments before the call's name fragment", i+1)
+			}
+			args++
+		default:
+			return fmt.Errorf("chunk %d: delta %s is none of the live shapes", i+1, delta)
+		}
+	}
+	if reasoning == 0 || (text == 0) == (args == 0) {
+		return fmt.Errorf("%d reasoning, %d text and %d argument pieces: want reasoning, then text or a tool call", reasoning, text, args)
+	}
+	return nil
+}
+
+// checkClosing checks the closing chunk's finish reason (tool_calls when
+// the response made a call, else stop) and usage.
+func checkClosing(finish *string, u *liveUsage, call bool) error {
+	want := "stop"
+	if call {
+		want = "tool_calls"
+	}
+	if finish == nil || *finish != want {
+		return fmt.Errorf("closing finish_reason %v, want %q", finish, want)
+	}
+	if u == nil {
+		return fmt.Errorf("closing chunk without usage")
+	}
+	hit := u.PromptCacheHitTokens
+	if u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens ||
+		hit+u.PromptCacheMissTokens != u.PromptTokens || u.PromptTokensDetails.CachedTokens != hit || hit%64 != 0 ||
+		u.CompletionTokensDetails.ReasoningTokens <= 0 || u.CompletionTokensDetails.ReasoningTokens >= u.CompletionTokens {
+		return fmt.Errorf("usage %+v: want total = prompt + completion, prompt = cache hit + miss, cached = hit (a multiple of 64), 0 < reasoning < completion", *u)
+	}
+	return nil
+}
