@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-acp/dsh-acp/internal/unpriv"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -135,10 +136,10 @@ func TestBashSecretsFiltered(t *testing.T) {
 // undumpable), while a process it starts reads the command's own environ
 // (exec left the command dumpable). The agent is a child test process that
 // holds DSH_API_KEY; as root, that child and so its commands run as an
-// unprivileged user, since root reads every process's environ.
+// unprivileged user (unpriv.Run), since root reads every process's environ.
 func TestBashAgentEnvironUnreadable(t *testing.T) {
 	const secret = "sk-very-secret"
-	if os.Getenv(agentChildVar) == "TestBashAgentEnvironUnreadable" {
+	if unpriv.InChild(t) {
 		g := newRig(t)
 		probe := `self=denied; cat /proc/$$/environ >/dev/null 2>&1 && self=readable
 parent=denied; cat /proc/$PPID/environ >/dev/null 2>&1 && parent=readable
@@ -150,7 +151,7 @@ tr '\0' '\n' < /proc/$PPID/environ 2>/dev/null | grep '^DSH_API_KEY=' || true`
 	if runtime.GOOS != "linux" {
 		t.Skip("/proc/<pid>/environ is Linux's")
 	}
-	out := runAgentChild(t, "TestBashAgentEnvironUnreadable", "DSH_API_KEY="+secret)
+	out := unpriv.Run(t, "DSH_API_KEY="+secret)
 	if strings.Contains(out, secret) {
 		t.Fatalf("a bash command read the agent's API key from /proc/$PPID/environ:\n%s", out)
 	}

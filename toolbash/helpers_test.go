@@ -3,15 +3,10 @@ package toolbash
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -146,85 +141,4 @@ func groupMembers(pgid int) []string {
 		}
 	}
 	return out
-}
-
-// agentChildVar names, in a child test process started by runAgentChild,
-// the test it plays the agent for.
-const agentChildVar = "DSH_TOOLBASH_AGENT_CHILD"
-
-// nobody is the unprivileged uid and gid runAgentChild uses as root.
-const nobody = 65534
-
-// runAgentChild runs test name of this test binary in a child process,
-// with agentChildVar=name and env (KEY=value entries) added to the
-// environment, and returns its combined output; it fails t when the child
-// fails. As root, the child runs as uid and gid 65534 without
-// supplementary groups, from a copy of the binary that user may execute,
-// with its TMPDIR and HOME in a directory it owns: root reads any
-// process's /proc files, so only then do the checks mean something. The
-// test is skipped when the child cannot be started that way.
-func runAgentChild(t *testing.T, name string, env ...string) string {
-	t.Helper()
-	bin := os.Args[0]
-	env = append(append(os.Environ(), agentChildVar+"="+name), env...)
-	var attr *syscall.SysProcAttr
-	dir := ""
-	if os.Geteuid() == 0 {
-		var err error
-		dir, err = os.MkdirTemp("", "dsh-toolbash-nobody-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		home := filepath.Join(dir, "home")
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(home, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(home, nobody, nobody); err != nil {
-			t.Skipf("cannot give uid %d a directory, so cannot drop root for the agent: %v", nobody, err)
-		}
-		bin = filepath.Join(dir, filepath.Base(os.Args[0]))
-		if err := copyExecutable(os.Args[0], bin); err != nil {
-			t.Fatal(err)
-		}
-		env = append(env, "TMPDIR="+home, "HOME="+home)
-		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	}
-	cmd := exec.Command(bin, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env, cmd.Dir, cmd.SysProcAttr = env, dir, attr
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		t.Fatalf("the agent child failed: %v\n%s", err, out)
-	case err != nil && attr != nil:
-		t.Skipf("cannot start the agent child as uid %d to drop root's right to read every /proc/<pid>/environ: %v", nobody, err)
-	case err != nil:
-		t.Fatalf("start the agent child: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: "+name) {
-		t.Fatalf("the agent child did not run %s:\n%s", name, out)
-	}
-	return string(out)
-}
-
-// copyExecutable copies file src to a new file dst with mode 0755.
-func copyExecutable(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
 }
