@@ -28,7 +28,10 @@ const DefaultMaxSteps = 64
 
 // Config is what every turn needs. Client and Tools are required.
 type Config struct {
-	Client   llm.Client
+	Client llm.Client
+	// Tools runs every call and names the tools of each request: its
+	// own, then the session's (tools.SessionTools; an MCP server's),
+	// read again for every model request.
 	Tools    *tools.Registry
 	Model    string
 	MaxSteps int // model requests per turn; <= 0 means DefaultMaxSteps
@@ -173,7 +176,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		Model:    cfg.Model,
 		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events())...),
 	}
-	for _, sc := range cfg.Tools.Schemas() {
+	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
 	}
 	ids := map[int]string{}

@@ -107,7 +107,8 @@ func (r *Registry) Unregister(name string) bool {
 }
 
 // Get returns the registered tool called name, functions included. Its
-// Parameters and Strict are copies.
+// Parameters and Strict are copies. It knows r's own tools only: a call's
+// tool, which may be one of its session's, is found with Lookup.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()
 	e, ok := r.tools[name]
@@ -115,13 +116,7 @@ func (r *Registry) Get(name string) (Tool, bool) {
 	if !ok {
 		return Tool{}, false
 	}
-	t := e.tool
-	t.Parameters = bytes.Clone(t.Parameters)
-	if t.Strict != nil {
-		strict := *t.Strict
-		t.Strict = &strict
-	}
-	return t, true
+	return cloneTool(e.tool), true
 }
 
 // Schemas returns what the model is told about the tools: one Schema per
@@ -158,7 +153,8 @@ func (r *Registry) Use(m Middleware) {
 }
 
 // Execute runs one call through the middleware chain and the tool and never
-// panics. The result's CallID is always ex.CallID. Failures become error
+// panics. The tool is r's tool called ex.Name, else the one of that name
+// in the session's own registry (SessionTools(ex.Session)). The result's CallID is always ex.CallID. Failures become error
 // results (see ErrorResult): an unknown tool (ToolNotFoundError,
 // UNKNOWN_TOOL; middlewares still see the call), invalid arguments
 // (ToolArgsError, INVALID_ARGS), a tool's error, a tool's panic
@@ -206,9 +202,7 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if ex.OnStart != nil {
 		ex.OnStart()
 	}
-	r.mu.RLock()
-	e, ok := r.tools[ex.Name]
-	r.mu.RUnlock()
+	e, ok := r.entryFor(ex.Session, ex.Name)
 	if !ok {
 		return ErrorResult(ex.CallID, UnknownToolError(ex.Name))
 	}

@@ -1,18 +1,106 @@
 package tools
 
-import "strings"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
-import "encoding/json"
+// The content block types (Content.Type), named as MCP and ACP
+// ContentBlock name them.
+const (
+	ContentText         = "text"
+	ContentImage        = "image"
+	ContentAudio        = "audio"
+	ContentResource     = "resource"
+	ContentResourceLink = "resource_link"
+)
 
-// Content is one content block of a tool result. Only Type "text" exists for
-// now; Text holds the text (UTF-8).
+// Content is one content block of a tool result or a card. Type is
+// "text" (or "", read as text) with the text (UTF-8) in Text; the other
+// types exist for cards (GenericResult.Content: an MCP tool's images and
+// resources) and mirror the ACP ContentBlock variants of the same name:
+//
+//   - "image", "audio": Data is the base64 payload, MimeType its type.
+//   - "resource": an embedded resource (ACP EmbeddedResource) at URI, of
+//     MimeType when known, with its text in Text or its base64 bytes in
+//     Data.
+//   - "resource_link": a link (ACP ResourceLink): URI, Name and, when
+//     known, MimeType.
+//
+// What the model sees of a result is its text blocks (JoinText); a tool
+// with other blocks gives the model their TextForm in its text. The
+// session log and the wire shape of text blocks are unchanged
+// ({"type":"text","text":...}); the other fields are omitted when empty.
 type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
 }
 
 // Text returns a text content block holding s.
-func Text(s string) Content { return Content{Type: "text", Text: s} }
+func Text(s string) Content { return Content{Type: ContentText, Text: s} }
+
+// Image returns an image block: data is the base64 payload of an image
+// of type mimeType (e.g. "image/png").
+func Image(data, mimeType string) Content {
+	return Content{Type: ContentImage, Data: data, MimeType: mimeType}
+}
+
+// TextForm is what a reader without images or resources sees of c: the
+// text of a text block; for the others a bracketed line naming the
+// block, e.g. "[image: image/png, 1204 bytes]", "[resource link: notes
+// <file:///n.txt>]", and for an embedded text resource that line and its
+// text. Sizes are decoded bytes.
+func (c Content) TextForm() string {
+	switch c.Type {
+	case "", ContentText:
+		return c.Text
+	case ContentImage, ContentAudio:
+		return "[" + c.Type + ": " + orUnknown(c.MimeType) + ", " + strconv.Itoa(base64Len(c.Data)) + " bytes]"
+	case ContentResource:
+		head := "[resource " + c.URI
+		if c.MimeType != "" {
+			head += " (" + c.MimeType + ")"
+		}
+		if c.Data != "" && c.Text == "" {
+			return head + ": " + strconv.Itoa(base64Len(c.Data)) + " bytes]"
+		}
+		return head + "]\n" + c.Text
+	case ContentResourceLink:
+		name := c.Name
+		if name == "" {
+			name = c.URI
+		}
+		return "[resource link: " + name + " <" + c.URI + ">]"
+	}
+	return "[" + c.Type + " content]"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown type"
+	}
+	return s
+}
+
+// base64Len is the decoded length of the standard base64 text s.
+func base64Len(s string) int {
+	n := len(s) / 4 * 3
+	switch {
+	case len(s)%4 != 0:
+		// Unpadded (or broken): count the whole text's bits.
+		return len(s) * 6 / 8
+	case strings.HasSuffix(s, "=="):
+		n -= 2
+	case strings.HasSuffix(s, "="):
+		n--
+	}
+	return n
+}
 
 // ErrorInfo is the structured part of an error result: the error's name (for
 // example "ToolArgsError") and its stable code (for example "INVALID_ARGS").

@@ -58,10 +58,15 @@ func (DiffCall) isToolCallView()     {}
 type ToolResultView interface{ isToolResultView() }
 
 // GenericResult is a plain result card; every field is optional.
+// Content may hold image, audio and resource blocks besides text (see
+// Content); a presenter that cannot show them shows their TextForm.
+// RawOutput, when set, is the card's rawOutput (JSON: the tool's own
+// result, e.g. an MCP CallToolResult); when nil, the result's text is.
 type GenericResult struct {
 	Title     string
 	Content   []Content
 	Locations []FileLocation
+	RawOutput json.RawMessage
 }
 
 // TerminalResult is a finished shell command. Output is the terminal text
