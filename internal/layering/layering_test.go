@@ -48,8 +48,10 @@ var rules = map[string]rule{
 	"toolfs":     {ours: toolDeps},
 	"toolbash":   {ours: toolDeps},
 	"tooltodo":   {ours: toolDeps},
-	"agent":      {ours: []string{"llm", "tools", "session"}},
-	"present":    {ours: []string{"acp", "session", "tools"}},
+	// MCP servers' tools: the tools layer and the official MCP SDK.
+	"toolmcp": {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"agent":   {ours: []string{"llm", "tools", "session"}},
+	"present": {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
 	// permission memory and modes.
 	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission"}},

@@ -1,0 +1,264 @@
+package toolmcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// Error names and codes of failed MCP calls (tools.Error; the model sees
+// the message, the log keeps {name, code}).
+const (
+	// ErrorName is the name of every error this package returns.
+	ErrorName = "MCPError"
+	// CodeToolError: the server answered isError; the message is the
+	// server's.
+	CodeToolError = "MCP_TOOL_ERROR"
+	// CodeServerDown: the server is not running (it crashed, did not
+	// restart, or the session's servers were stopped).
+	CodeServerDown = "MCP_SERVER_DOWN"
+	// CodeTimeout: the server did not answer within the call timeout; the
+	// call was cancelled on the server.
+	CodeTimeout = "MCP_TIMEOUT"
+	// CodeProtocol: the server answered with a JSON-RPC error (an unknown
+	// tool, invalid arguments, an internal error).
+	CodeProtocol = "MCP_PROTOCOL_ERROR"
+)
+
+func mcpError(code, format string, args ...any) error {
+	return &tools.Error{Name: ErrorName, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// toolDef is what a registered tool knows of its MCP tool.
+type toolDef struct {
+	server   string // the server's configured name
+	original string // the tool's name on the server
+	display  string // title, annotations.title or name
+	readOnly bool
+	// destructive: the server's destructiveHint, nil when not given (MCP's
+	// default then: true).
+	destructive *bool
+	required    []string // the schema's required properties, in order
+}
+
+// newTool builds the tools.Tool named name for the MCP tool t of srv, with
+// t's input schema as its parameters (a schema without "type" gets
+// "type":"object"; the registry validates arguments with it). The call
+// goes to srv.call.
+func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, error) {
+	params, required, err := inputSchema(t.InputSchema)
+	if err != nil {
+		return tools.Tool{}, err
+	}
+	d := &toolDef{server: srv.cfg.Name, original: t.Name, display: t.Name, required: required}
+	switch {
+	case t.Title != "":
+		d.display = t.Title
+	case t.Annotations != nil && t.Annotations.Title != "":
+		d.display = t.Annotations.Title
+	}
+	if a := t.Annotations; a != nil {
+		d.readOnly = a.ReadOnlyHint
+		d.destructive = a.DestructiveHint
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = d.display
+	}
+	tool := tools.Tool{
+		Name:        name,
+		Description: desc,
+		Parameters:  params,
+		// Only the server's readOnlyHint makes a tool read-only; every
+		// other tool stays undeclared: asked in default and acceptEdits,
+		// run in bypassPermissions, refused in plan (tools.Class).
+		Class:           tools.ClassUndeclared,
+		ConcurrencySafe: d.readOnly,
+		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
+			return srv.call(ctx, d.original, ex.Args)
+		},
+		PresentCall:   d.presentCall,
+		PresentResult: d.presentResult,
+	}
+	if d.readOnly {
+		tool.Class = tools.ClassReadOnly
+	}
+	return tool, nil
+}
+
+// inputSchema returns the tool's schema as JSON and its required list.
+func inputSchema(s any) (json.RawMessage, []string, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input schema: %w", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, nil, fmt.Errorf("input schema is not a JSON object")
+	}
+	if _, ok := obj["type"]; !ok {
+		obj["type"] = json.RawMessage(`"object"`)
+		raw, _ = json.Marshal(obj)
+	}
+	var required []string
+	_ = json.Unmarshal(obj["required"], &required)
+	return raw, required, nil
+}
+
+// salientKeys are the argument names a card title shows first.
+var salientKeys = []string{"path", "file_path", "filePath", "file", "filename", "uri", "url", "query", "q", "pattern", "command", "name", "id", "title"}
+
+// salient returns the argument a title names: the first of salientKeys
+// with a string or number value, else the first required one that has
+// such a value; one line of at most 60 characters.
+func (d *toolDef) salient(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	pick := func(k string) string {
+		switch v := m[k].(type) {
+		case string:
+			return v
+		case float64:
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	var s string
+	for _, k := range append(salientKeys, d.required...) {
+		if s = strings.TrimSpace(pick(k)); s != "" {
+			break
+		}
+	}
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + "…"
+	}
+	if utf8.RuneCountInString(s) > 60 {
+		s = string([]rune(s)[:59]) + "…"
+	}
+	return s
+}
+
+// kind is the card's kind: for a read-only tool, search, fetch or read
+// when its name says so; other otherwise (an MCP tool's effects are the
+// server's, never one of our file edits).
+func (d *toolDef) kind() tools.Kind {
+	if !d.readOnly {
+		return tools.KindOther
+	}
+	n := strings.ToLower(d.original)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(n, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("search", "find", "grep", "query", "lookup"):
+		return tools.KindSearch
+	case has("fetch", "http", "url", "download", "browse", "web"):
+		return tools.KindFetch
+	case has("read", "get", "list", "show", "view", "open", "cat", "describe", "info", "stat", "load"):
+		return tools.KindRead
+	}
+	return tools.KindOther
+}
+
+// title is the card title: the tool's display name and, when there is
+// one, the salient argument; a tool the server calls destructive says
+// so.
+func (d *toolDef) title(args json.RawMessage) string {
+	t := d.display
+	if s := d.salient(args); s != "" {
+		t += ": " + s
+	}
+	if !d.readOnly && d.destructive != nil && *d.destructive {
+		t += " (destructive)"
+	}
+	return t
+}
+
+// presentCall is the pending card, which the permission prompt shows
+// too: title, kind, the arguments and, for a tool that is not
+// read-only, what the server says about its effects (destructiveHint).
+func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
+	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: rawArgs(args)}
+	if !d.readOnly {
+		where := fmt.Sprintf("MCP server %q, tool %q", d.server, d.original)
+		var note string
+		switch {
+		case d.destructive == nil:
+			note = "⚠ May be destructive: " + where + " does not say it is read-only or only additive, so MCP assumes it may delete or overwrite data."
+		case *d.destructive:
+			note = "⚠ Destructive: " + where + " may delete or overwrite data."
+		default:
+			note = "Additive: " + where + " changes things but deletes or overwrites nothing, the server says."
+		}
+		v.Content = []tools.Content{tools.Text(note)}
+	}
+	return v
+}
+
+// presentResult is the final card: the result's blocks (text, images,
+// resources, structured content) from the logged Meta, and the
+// CallToolResult as rawOutput; for an error, the error text.
+func (d *toolDef) presentResult(args json.RawMessage, r tools.ResultInput) tools.ToolResultView {
+	if r.IsError || len(r.Meta) == 0 {
+		return tools.GenericResult{Content: r.Content}
+	}
+	var m meta
+	var res wireResult
+	if json.Unmarshal(r.Meta, &m) != nil || json.Unmarshal(m.Result, &res) != nil {
+		return tools.GenericResult{Content: r.Content}
+	}
+	blocks := res.blocks(m.Stripped)
+	if len(blocks) == 0 {
+		blocks = r.Content
+	}
+	return tools.GenericResult{Content: blocks, RawOutput: bytes.Clone(m.Result)}
+}
+
+// rawArgs is the arguments as JSON ({} when empty or not JSON).
+func rawArgs(args json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
+		return json.RawMessage("{}")
+	}
+	return bytes.Clone(args)
+}
+
+// output builds a successful call's Output from the server's result:
+// the model's text (every block's text form) and Meta (the result, for
+// the cards and the log).
+func output(serverName, tool string, res *mcp.CallToolResult) (tools.Output, error) {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
+	}
+	var w wireResult
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
+	}
+	blocks := w.blocks(false)
+	if w.IsError {
+		return tools.Output{}, mcpError(CodeToolError, "%s", errorText(blocks))
+	}
+	m := meta{Server: serverName, Tool: tool, Result: raw}
+	if len(raw) > maxMetaBytes {
+		m.Result, m.Stripped = stripBinary(raw)
+	}
+	mb, err := json.Marshal(m)
+	if err != nil {
+		return tools.Output{}, err
+	}
+	return tools.Output{Content: []tools.Content{tools.Text(modelText(blocks))}, Meta: mb}, nil
+}
