@@ -22,6 +22,10 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		runHelper()
+		return
+	}
 	dir, err := os.MkdirTemp("", "toolmcp-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -223,4 +227,24 @@ func httpServer(t *testing.T, transport, events string, flags ...string) string 
 		t.Fatalf("first line %q", line)
 	}
 	return u
+}
+
+// helperEnv makes the test binary a helper agent process: it starts the
+// stdio server given by TOOLMCP_HELPER (the test server binary, deaf to
+// the end of its stdin), prints
+// the server's pid and waits to be killed.
+const helperEnv = "TOOLMCP_HELPER"
+
+func runHelper() {
+	serverBin = os.Getenv(helperEnv)
+	s := tools.NewSession("helper", os.TempDir())
+	set := Start([]Server{{Name: "notes", Command: serverBin, Args: []string{"-ignore-eof"}}}, Options{Registry: tools.SessionTools(s)})
+	if err := set.Wait(context.Background()); err != nil {
+		os.Exit(2)
+	}
+	reg := tools.NewRegistry()
+	r := reg.Execute(context.Background(), &tools.Exec{CallID: "c", Name: "mcp__notes__pid", Session: s})
+	fmt.Println(tools.JoinText(r.Content))
+	time.Sleep(time.Minute)
+	os.Exit(3)
 }

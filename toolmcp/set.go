@@ -317,6 +317,8 @@ func (srv *server) connect(ctx context.Context) (*conn, error) {
 	var t mcp.Transport
 	var pt *procTransport
 	switch srv.cfg.transport() {
+	case testTransport:
+		t = testTransports[srv.cfg.URL]
 	case TransportStdio:
 		pt = &procTransport{cmd: stdioCommand(srv.cfg, o.Cwd)}
 		t = pt
@@ -351,6 +353,12 @@ func (srv *server) connect(ctx context.Context) (*conn, error) {
 	}
 	return &conn{cs: cs, proc: p, cancel: cancel, done: make(chan struct{})}, nil
 }
+
+// testTransport is a transport only the package's tests and benchmarks
+// name: Server.URL then keys testTransports (in-memory servers).
+const testTransport = "test-in-memory"
+
+var testTransports = map[string]mcp.Transport{}
 
 // close ends the connection and, for stdio, the process (see proc.stop);
 // HTTP's closing request gets 2 s.

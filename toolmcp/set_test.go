@@ -1,13 +1,16 @@
 package toolmcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -378,4 +381,34 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Errorf("status after Close: %+v", st)
 	}
 	f.set.Close() // again: nothing
+}
+
+// TestAgentDeath: when the agent process dies without closing anything
+// (SIGKILL), its stdio servers die with it (Pdeathsig).
+func TestAgentDeath(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig is Linux only")
+	}
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), helperEnv+"="+serverBin)
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid == 0 {
+		_ = helper.Process.Kill()
+		_ = helper.Wait()
+		t.Fatalf("the helper printed %q (%v)", line, err)
+	}
+	if gone(pid) {
+		t.Fatalf("server %d is not running", pid)
+	}
+	_ = helper.Process.Kill()
+	_ = helper.Wait()
+	waitGone(t, pid, "the server of a killed agent")
 }

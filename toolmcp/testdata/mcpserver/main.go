@@ -43,6 +43,7 @@ var (
 	extra      = flag.String("extra", "", "the name of one more read-only tool, answering its own name")
 	exitEarly  = flag.Bool("exit-at-start", false, "exit 3 at once (a server that does not start)")
 	hang       = flag.Bool("hang", false, "never answer (a server that times out in initialize)")
+	ignoreEOF  = flag.Bool("ignore-eof", false, "over stdio: keep running after stdin closes (only a signal ends it)")
 	wantHeader = flag.String("want-header", "", "over HTTP: refuse requests without this Name: value header")
 )
 
@@ -234,7 +235,11 @@ func main() {
 	}
 	s := newServer()
 	if *transport == "stdio" {
-		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		err := s.Run(context.Background(), &mcp.StdioTransport{})
+		if *ignoreEOF {
+			time.Sleep(time.Hour)
+		}
+		if err != nil {
 			log.Fatal(err)
 		}
 		return
