@@ -13,11 +13,14 @@ const (
 	TransportSSE   = "sse"
 )
 
-// Capabilities says which transports besides stdio this package serves,
-// for the agent's ACP mcpCapabilities: streamable HTTP, and the old
-// HTTP+SSE transport of MCP 2024-11-05, which the Go SDK's client still
-// speaks (mcp.SSEClientTransport).
-var Capabilities = struct{ HTTP, SSE bool }{HTTP: true, SSE: true}
+// What this package serves besides stdio, for the agent's ACP
+// mcpCapabilities: streamable HTTP, and the old HTTP+SSE transport of
+// MCP 2024-11-05, which the Go SDK's client still speaks
+// (mcp.SSEClientTransport).
+const (
+	SupportsHTTP = true
+	SupportsSSE  = true
+)
 
 // EnvVariable is an environment variable of a stdio server (ACP
 // EnvVariable).

@@ -248,3 +248,21 @@ func runHelper() {
 	time.Sleep(time.Minute)
 	os.Exit(3)
 }
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -79,6 +79,7 @@ type Set struct {
 	cancel  context.CancelFunc
 	servers []*server
 	started sync.WaitGroup // the first start of every server
+	ready   chan struct{}  // closed once started is done
 	wg      sync.WaitGroup // every goroutine the set owns
 	once    sync.Once
 }
@@ -100,7 +101,8 @@ type server struct {
 	restarted bool // the one restart was used
 	closed    bool
 
-	toolsMu    sync.Mutex        // held while listing and registering
+	listMu     sync.Mutex        // held while listing and registering: one list at a time
+	toolsMu    sync.Mutex        // guards registered
 	registered map[string]string // function name -> fingerprint of its MCP tool
 }
 
@@ -136,7 +138,7 @@ func Start(servers []Server, opts Options) *Set {
 	if opts.ClientName == "" {
 		opts.ClientName = "dsh-acp"
 	}
-	s := &Set{o: opts}
+	s := &Set{o: opts, ready: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	keys := serverKeys(servers)
 	for i, cfg := range servers {
@@ -164,19 +166,20 @@ func Start(servers []Server, opts Options) *Set {
 			srv.refresher()
 		}()
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.started.Wait()
+		close(s.ready)
+	}()
 	return s
 }
 
 // Wait returns when every server has finished its first start (ready or
 // failed), or ctx's error when ctx ends first.
 func (s *Set) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		s.started.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-s.ready:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -531,8 +534,8 @@ func (srv *server) refresher() {
 // ones unregistered. A tool that cannot be registered (an input schema
 // that does not compile) is left out with a notice.
 func (srv *server) sync(c *conn) error {
-	srv.toolsMu.Lock()
-	defer srv.toolsMu.Unlock()
+	srv.listMu.Lock()
+	defer srv.listMu.Unlock()
 	var list []*mcp.Tool
 	if res := c.cs.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Tools != nil {
 		ctx, cancel := context.WithTimeout(srv.set.ctx, srv.set.o.StartTimeout)
@@ -563,6 +566,15 @@ func (srv *server) sync(c *conn) error {
 	}
 	sort.Strings(names)
 	fnames := toolNames(srv.key, names)
+	var skipped []string
+	defer func() {
+		// After the unlock: Notice may look at Status.
+		for _, reason := range skipped {
+			srv.notice(reason)
+		}
+	}()
+	srv.toolsMu.Lock()
+	defer srv.toolsMu.Unlock()
 	reg := srv.set.o.Registry
 	next := map[string]string{}
 	for _, orig := range names {
@@ -585,7 +597,7 @@ func (srv *server) sync(c *conn) error {
 			err = reg.Register(tool)
 		}
 		if err != nil {
-			srv.notice(fmt.Sprintf("tool %q left out: %v", orig, err))
+			skipped = append(skipped, fmt.Sprintf("tool %q left out: %v", orig, err))
 			continue
 		}
 		next[fname] = fp

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,16 +209,17 @@ func listChanged(t *testing.T, f *fixture) {
 // next to them is not affected; a server that hangs is killed.
 func TestServersThatDoNotStart(t *testing.T) {
 	dir := t.TempDir()
+	var logs syncBuffer
 	hangEvents := filepath.Join(dir, "hang")
 	began := time.Now()
-	f := start(t, Options{StartTimeout: 500 * time.Millisecond},
+	f := start(t, Options{StartTimeout: 500 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&logs, nil))},
 		Server{Name: "missing", Command: filepath.Join(dir, "no-such-server")},
 		stdioServer("quitter", filepath.Join(dir, "q"), "-exit-at-start"),
 		stdioServer("sleeper", hangEvents, "-hang"),
 		Server{Name: "empty"},
 		Server{Name: "odd", Type: "websocket", URL: "ws://127.0.0.1:1"},
 		Server{Name: "refused", Type: TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
-		stdioServer("good", filepath.Join(dir, "good")),
+		stdioServer("good", filepath.Join(dir, "good"), "-bad-tool"),
 	)
 	if d := time.Since(began); d > 15*time.Second {
 		t.Errorf("starting took %s", d)
@@ -244,6 +246,12 @@ func TestServersThatDoNotStart(t *testing.T) {
 	}
 	if got := f.names(); len(got) != len(wantNotes) || !strings.HasPrefix(got[0], "mcp__good__") {
 		t.Errorf("tools offered: %v", got)
+	}
+	// A tool whose schema cannot be used is left out, with a notice; its
+	// server's other tools are there.
+	f.waitNotice(`good: tool "bad_schema" left out: `, "https://example.com/x.json")
+	if !strings.Contains(logs.String(), "server=missing") || !strings.Contains(logs.String(), "MCP server ready") {
+		t.Errorf("log lines:\n%s", logs.String())
 	}
 	var pid int
 	for _, ev := range readEvents(hangEvents) {

@@ -11,4 +11,8 @@
 // error, a panic, a middleware's veto) into an error Result whose text is
 // "Error: <message>", so Registry.Execute never panics and never returns a
 // Go error.
+//
+// One shared registry runs every session's calls; a session may also
+// have tools of its own (an MCP server's, SessionTools), which Execute,
+// Lookup and SchemasFor find through the call's session.
 package tools

@@ -43,6 +43,7 @@ var (
 	extra      = flag.String("extra", "", "the name of one more read-only tool, answering its own name")
 	exitEarly  = flag.Bool("exit-at-start", false, "exit 3 at once (a server that does not start)")
 	hang       = flag.Bool("hang", false, "never answer (a server that times out in initialize)")
+	badTool    = flag.Bool("bad-tool", false, "add a tool whose input schema refers to an outside schema")
 	ignoreEOF  = flag.Bool("ignore-eof", false, "over stdio: keep running after stdin closes (only a signal ends it)")
 	wantHeader = flag.String("want-header", "", "over HTTP: refuse requests without this Name: value header")
 )
@@ -210,6 +211,13 @@ func newServer() *mcp.Server {
 			event("remove_tool %s", n)
 			return text("removed " + n), nil
 		})
+	if *badTool {
+		s.AddTool(&mcp.Tool{Name: "bad_schema", Description: "its schema cannot be compiled here",
+			InputSchema: schema(`{"type":"object","properties":{"x":{"$ref":"https://example.com/x.json"}}}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("unreachable"), nil
+			})
+	}
 	if *extra != "" {
 		n := *extra
 		s.AddTool(&mcp.Tool{Name: n, Description: "the extra tool", InputSchema: schema(`{"type":"object"}`),
