@@ -22,26 +22,19 @@ const DrainTimeout = time.Second
 
 // RequestFunc computes the response to one request. It runs on its own
 // goroutine; ctx is cancelled by `$/cancel_request` for this request and
-// by shutdown. It returns the result (any JSON-encodable value, or a
-// [Then]) or an error (an *Error chooses the JSON-RPC code; any other
-// error is sent as -32603).
+// by shutdown, and accepts [Then]. It returns the result (any
+// JSON-encodable value; nil is sent as {}) or an error (an *Error chooses
+// the JSON-RPC code; any other error is sent as -32603).
 type RequestFunc func(ctx context.Context) (any, error)
 
-// Then is a result whose After function runs right after the response
-// has been written, on the same goroutine: a notification it sends is
-// queued behind the response on the writer, never raced with it.
-type Then struct {
-	Result any
-	After  func()
-}
-
-// Handler serves the editor's messages. HandleNotification and
-// PrepareRequest are called on the read goroutine in arrival order and
-// must not block on the editor; the RequestFunc that PrepareRequest
-// returns does the work on its own goroutine. Whatever PrepareRequest
-// records (e.g. a prompt's cancel function) is therefore in place before
-// the next message is read, so a `session/cancel` that follows a
-// `session/prompt` always finds it.
+// Handler serves the editor's messages without types: the layer under
+// the method table that [NewAgentConn] builds from an [Agent].
+// HandleNotification and PrepareRequest are called on the read goroutine
+// in arrival order and must not block on the editor; the RequestFunc that
+// PrepareRequest returns (nil: -32601) does the work on its own
+// goroutine. Whatever PrepareRequest records (e.g. a prompt's cancel
+// function) is therefore in place before the next message is read, so a
+// `session/cancel` that follows a `session/prompt` always finds it.
 type Handler interface {
 	HandleNotification(ctx context.Context, method string, params json.RawMessage)
 	PrepareRequest(ctx context.Context, method string, params json.RawMessage) RequestFunc
@@ -77,16 +70,28 @@ type inflight struct {
 // Closing r's writer side (EOF) drains and closes the connection; see
 // [Conn.Done].
 func NewConn(r io.Reader, w io.Writer, h Handler, log *slog.Logger) *Conn {
+	c := newConn(r, w, log)
+	c.start(h)
+	return c
+}
+
+// newConn returns a connection that does not read yet; start begins.
+func newConn(r io.Reader, w io.Writer, log *slog.Logger) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{h: h, log: log, inflight: map[string]*inflight{}}
+	c := &Conn{log: log, inflight: map[string]*inflight{}}
 	c.base, c.cancelAll = context.WithCancel(context.Background())
 	c.stream = newLineStream(r, w, log)
 	c.stream.onEOF = c.drain
-	c.rpc = jsonrpc2.NewConn(context.Background(), c.stream, rpcHandler{c},
-		jsonrpc2.SetLogger(slog.NewLogLogger(log.Handler(), slog.LevelWarn)))
 	return c
+}
+
+// start serves h: the read goroutine begins.
+func (c *Conn) start(h Handler) {
+	c.h = h
+	c.rpc = jsonrpc2.NewConn(context.Background(), c.stream, rpcHandler{c},
+		jsonrpc2.SetLogger(slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)))
 }
 
 // Done is closed when the connection has ended.
@@ -117,9 +122,10 @@ func (c *Conn) drain() {
 }
 
 // Notify sends a notification. It returns once the message is written.
-// A SessionNotification (value or pointer) is written by the hand-written
-// encoder, the same bytes encoding/json would write; any other params by
-// encoding/json. An error is returned when params cannot be encoded or
+// Params are encoded by encoding/json with its default (HTML) escaping,
+// as the responses and requests are; a SessionNotification (value or
+// pointer) is written straight into the line, the same bytes. An error is
+// returned when params cannot be encoded (nothing is written then) or
 // the write fails.
 func (c *Conn) Notify(method string, params any) error {
 	switch n := params.(type) {
@@ -130,13 +136,7 @@ func (c *Conn) Notify(method string, params any) error {
 			return c.stream.writeNotification(method, n)
 		}
 	}
-	return c.stream.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params})
-}
-
-type notification struct {
-	JSONRPC string `json:"jsonrpc"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
+	return c.stream.writeNotification(method, params)
 }
 
 // Call sends a request to the editor and waits for its answer, decoded
@@ -167,7 +167,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	if ctx.Err() != nil {
 		if c.base.Err() == nil {
-			_ = c.Notify("$/cancel_request", map[string]any{"requestId": id.Num})
+			_ = c.Notify(MethodCancelRequest, map[string]any{"requestId": id.Num})
 		}
 		return fmt.Errorf("acp: %s: %w", method, ctx.Err())
 	}
@@ -185,7 +185,7 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 		params = *req.Params
 	}
 	if req.Notif {
-		if req.Method == "$/cancel_request" {
+		if req.Method == MethodCancelRequest {
 			c.cancelRequest(params)
 			return
 		}
@@ -193,6 +193,8 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 		return
 	}
 	ctx, cancel := context.WithCancel(c.base)
+	then := &thenSlot{}
+	ctx = context.WithValue(ctx, thenKey{}, then)
 	key := req.ID.String()
 	in := &inflight{cancel: cancel}
 	c.mu.Lock()
@@ -212,7 +214,7 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 		if in.cancelledByRPC.Load() {
 			res, err = nil, &Error{Code: CodeRequestCancelled, Message: "Request cancelled"}
 		}
-		c.reply(rc, req, res, err)
+		c.reply(rc, req, res, err, then)
 	}()
 }
 
@@ -230,7 +232,15 @@ func (c *Conn) run(ctx context.Context, fn RequestFunc, method string) (res any,
 	return fn(ctx)
 }
 
-func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error) {
+// thenSlot holds the functions [Then] registered for one request.
+type thenSlot struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// reply writes the response and then runs what Then registered (only
+// after a successful result).
+func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error, then *thenSlot) {
 	ctx := context.Background()
 	if err != nil {
 		e := asError(err)
@@ -243,10 +253,6 @@ func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err erro
 		}
 		return
 	}
-	var after func()
-	if t, ok := res.(Then); ok {
-		res, after = t.Result, t.After
-	}
 	if res == nil {
 		res = struct{}{}
 	}
@@ -254,15 +260,19 @@ func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err erro
 		c.log.Warn("acp: could not send a response", "method", req.Method, "err", werr)
 		return
 	}
-	if after != nil {
-		after()
+	then.mu.Lock()
+	fns := then.fns
+	then.fns = nil
+	then.mu.Unlock()
+	for _, f := range fns {
+		f()
 	}
 }
 
 // cancelRequest handles `$/cancel_request`: the named request's context is
 // cancelled and it will be answered with -32800.
 func (c *Conn) cancelRequest(params json.RawMessage) {
-	var p CancelRequestParams
+	var p CancelRequestNotification
 	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
 		c.log.Debug("acp: $/cancel_request without a usable requestId")
 		return

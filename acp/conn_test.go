@@ -32,7 +32,11 @@ func (h *echoHandler) PrepareRequest(_ context.Context, method string, params js
 			if err := h.conn.Call(ctx, "client/ask", map[string]int{"n": 1}, &res); err != nil {
 				return nil, err
 			}
-			return Then{Result: res, After: func() { _ = h.conn.Notify("after", map[string]bool{"ok": true}) }}, nil
+			if !Then(ctx, func() { _ = h.conn.Notify("after", map[string]bool{"ok": true}) }) {
+				t := "Then refused a request context"
+				return nil, &Error{Code: CodeInternalError, Message: t}
+			}
+			return res, nil
 		}
 	}
 	return nil
@@ -137,7 +141,7 @@ func FuzzLineStream(f *testing.F) {
 }
 
 // BenchmarkNotifyUpdate measures encoding and writing one session/update
-// (an agent message chunk) to a file.
+// (an agent message chunk, the most frequent update) to a file.
 func BenchmarkNotifyUpdate(b *testing.B) {
 	f, err := os.Create(os.DevNull)
 	if err != nil {
@@ -148,8 +152,7 @@ func BenchmarkNotifyUpdate(b *testing.B) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	c := NewConn(inR, f, h, nil)
-	text := TextBlock("a chunk of streamed text, about forty bytes")
-	n := SessionNotification{SessionID: "sess_0123456789abcdef", Update: SessionUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: &text}}
+	n := SessionNotification{SessionID: "sess_0123456789abcdef", Update: AgentMessageChunk{Content: TextBlock("a chunk of streamed text, about forty bytes")}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

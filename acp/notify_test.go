@@ -11,42 +11,59 @@ import (
 	"testing"
 )
 
+// envelope is a notification as a plain struct, encoded by json.Marshal:
+// the reference for Conn.Notify's lines.
+type envelope struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
 // TestNotifyDirectPath: a session/update sent through Conn.Notify (value
-// or pointer) is the line the generic encoder wrote for it before, and an
-// update that cannot be encoded is an error that writes nothing.
+// or pointer) or Conn.SessionUpdate is the line json.Marshal writes for
+// it, and an update that cannot be encoded is an error that writes
+// nothing.
 func TestNotifyDirectPath(t *testing.T) {
 	var out bytes.Buffer
 	s := newLineStream(strings.NewReader(""), &out, nil)
 	c := &Conn{stream: s}
 	g := &gen{r: rand.New(rand.NewPCG(5, 6))}
-	sent := 0
 	for i := range 300 {
-		u := g.update()
-		ref := refSessionNotification{"s<1>", refUpdate(u)}
-		want, wantErr := encodeLine(notification{JSONRPC: "2.0", Method: "session/update", Params: ref}, false)
-		out.Reset()
-		var err error
-		if i%2 == 0 {
-			err = c.Notify("session/update", SessionNotification{"s<1>", u})
-		} else {
-			err = c.Notify("session/update", &SessionNotification{"s<1>", u})
+		n := SessionNotification{SessionID: "s<1>", Update: g.update(false)}
+		if i%5 == 0 {
+			n.Meta = json.RawMessage(` {"a": "<b>"} `)
 		}
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("Notify error = %v, reference %v", err, wantErr)
+		want, err := json.Marshal(envelope{"2.0", MethodSessionUpdate, n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		switch i % 3 {
+		case 0:
+			err = c.Notify(MethodSessionUpdate, n)
+		case 1:
+			err = c.Notify(MethodSessionUpdate, &n)
+		default:
+			err = c.SessionUpdate(t.Context(), n)
 		}
 		if err != nil {
-			if out.Len() != 0 {
-				t.Fatalf("a failed Notify wrote %q", out.String())
-			}
-			continue
+			t.Fatal(err)
 		}
-		sent++
-		if !bytes.Equal(out.Bytes(), want) {
-			t.Fatalf("Notify wrote\n%s\nwant\n%s", out.Bytes(), want)
+		if got := out.String(); got != string(want)+"\n" {
+			t.Fatalf("Notify wrote\n%s\nwant\n%s", got, want)
 		}
 	}
-	if sent < 100 {
-		t.Errorf("only %d of 300 updates were sent", sent)
+	out.Reset()
+	bad := SessionNotification{SessionID: "s", Update: ToolCallUpdate{ToolCallID: "c", Content: []ToolCallContent{{Type: "bogus"}}}}
+	if err := c.Notify(MethodSessionUpdate, bad); err == nil || out.Len() != 0 {
+		t.Errorf("an invalid update: err %v, wrote %q", err, out.String())
+	}
+	if err := c.Notify(MethodSessionUpdate, SessionNotification{SessionID: "s"}); err == nil || out.Len() != 0 {
+		t.Errorf("a nil update: err %v, wrote %q", err, out.String())
+	}
+	// The next message after a failed one is whole.
+	if err := c.Notify("other", map[string]string{"k": "<v>"}); err != nil || out.String() != `{"jsonrpc":"2.0","method":"other","params":{"k":"\u003cv\u003e"}}`+"\n" {
+		t.Errorf("after a failure: %v %q", err, out.String())
 	}
 }
 
@@ -67,9 +84,8 @@ func TestNotifyLinesDoNotInterleave(t *testing.T) {
 			for i := range each {
 				var err error
 				if i%2 == 0 {
-					b := TextBlock(text)
-					err = c.Notify("session/update", SessionNotification{SessionID: "s", Update: SessionUpdate{
-						SessionUpdate: UpdateAgentMessageChunk, ToolCallID: string(rune('a' + k)), UpdatedAt: itoa(i), Content: &b}})
+					err = c.Notify(MethodSessionUpdate, SessionNotification{SessionID: string(rune('a' + k)), Update: AgentMessageChunk{
+						MessageID: itoa(i), Content: TextBlock(text)}})
 				} else {
 					err = c.Notify("other", map[string]any{"k": k, "i": i, "text": text})
 				}
@@ -87,20 +103,27 @@ func TestNotifyLinesDoNotInterleave(t *testing.T) {
 	for sc.Scan() {
 		var m struct {
 			Method string
-			Params struct {
-				K, I   int
-				Update SessionUpdate
-			}
+			Params json.RawMessage
 		}
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("line is not one message: %v\n%.200s", err, sc.Bytes())
 		}
-		k, i := m.Params.K, m.Params.I
-		if m.Method == "session/update" {
-			k = int(m.Params.Update.ToolCallID[0] - 'a')
-			if err := json.Unmarshal([]byte(m.Params.Update.UpdatedAt), &i); err != nil {
+		var k, i int
+		if m.Method == MethodSessionUpdate {
+			var n SessionNotification
+			if err := json.Unmarshal(m.Params, &n); err != nil {
 				t.Fatal(err)
 			}
+			k = int(n.SessionID[0] - 'a')
+			if err := json.Unmarshal([]byte(n.Update.(AgentMessageChunk).MessageID), &i); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var p struct{ K, I int }
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+			k, i = p.K, p.I
 		}
 		if i != next[k] {
 			t.Fatalf("writer %d: message %d arrived, want %d", k, i, next[k])

@@ -28,11 +28,17 @@ type lineStream struct {
 	// ReadObject reports io.EOF; the connection uses it to drain.
 	onEOF func()
 
-	wmu    sync.Mutex
-	w      io.Writer
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	line   []byte // writeNotification's buffer, reused
+	wmu sync.Mutex
+	w   io.Writer
+	// buf and enc (no HTML escaping) encode what jsonrpc2 writes: the
+	// envelopes of responses and requests, whose results and params it
+	// has already marshaled with json.Marshal.
+	buf bytes.Buffer
+	enc *json.Encoder
+	// nbuf and nenc (HTML escaping, as json.Marshal) encode
+	// notifications.
+	nbuf   bytes.Buffer
+	nenc   *json.Encoder
 	closed bool
 	closer func() error
 }
@@ -41,6 +47,7 @@ func newLineStream(r io.Reader, w io.Writer, log *slog.Logger) *lineStream {
 	s := &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
+	s.nenc = json.NewEncoder(&s.nbuf)
 	return s
 }
 
@@ -173,10 +180,9 @@ func (s *lineStream) WriteObject(obj any) error {
 	}
 	_, err := s.w.Write(s.buf.Bytes())
 	if s.buf.Cap() > maxKeptBuffer {
-		// Do not keep a huge buffer alive after one big message.
+		// Do not keep a huge buffer alive after one big message (enc
+		// keeps writing to s.buf).
 		s.buf = bytes.Buffer{}
-		s.enc = json.NewEncoder(&s.buf)
-		s.enc.SetEscapeHTML(false)
 	}
 	return err
 }
@@ -185,27 +191,39 @@ func (s *lineStream) WriteObject(obj any) error {
 // bytes: a bigger one, left by one big message, is dropped.
 const maxKeptBuffer = 1 << 20
 
-// writeNotification writes the notification {jsonrpc, method, params: n}
-// as one line in one Write call, under the same lock as WriteObject and
-// with the same bytes its encoder would write, but encoded by n's
-// hand-written encoder. It returns the encoding or write error.
-func (s *lineStream) writeNotification(method string, n *SessionNotification) error {
+// writeNotification writes the notification {jsonrpc, method, params}
+// as one line in one Write call, under the same lock as WriteObject.
+// Params are encoded as json.Marshal encodes them (HTML escaping); a
+// *SessionNotification is encoded straight into the line (see
+// SessionNotification.encode). It returns the encoding error (nothing is
+// written then) or the write error.
+func (s *lineStream) writeNotification(method string, params any) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
 		return errStreamClosed
 	}
-	b := append(s.line[:0], `{"jsonrpc":"2.0","method":`...)
-	b = appendString(b, method, false)
-	b, err := n.appendJSON(append(b, `,"params":`...))
+	b := &s.nbuf
+	b.Reset()
+	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	err := encodeValue(b, s.nenc, method)
+	b.WriteString(`,"params":`)
 	if err == nil {
-		_, err = s.w.Write(append(b, '}', '\n'))
+		if n, ok := params.(*SessionNotification); ok {
+			err = n.encode(b, s.nenc)
+		} else {
+			err = encodeValue(b, s.nenc, params)
+		}
+	}
+	if err == nil {
+		b.WriteString("}\n")
+		_, err = s.w.Write(b.Bytes())
 	} else {
 		err = fmt.Errorf("acp: encoding %s: %w", method, err)
 	}
-	s.line = nil
-	if cap(b) <= maxKeptBuffer {
-		s.line = b[:0]
+	if b.Cap() > maxKeptBuffer {
+		// Do not keep a huge buffer alive after one big message.
+		*b = bytes.Buffer{}
 	}
 	return err
 }

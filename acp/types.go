@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // ProtocolVersion is the only ACP major version this agent speaks
@@ -17,221 +18,45 @@ type Implementation struct {
 	Name    string `json:"name"`
 	Title   string `json:"title,omitempty"`
 	Version string `json:"version"`
+	Meta    Meta   `json:"_meta,omitempty"`
 }
 
-// FileSystemCapabilities says which fs/* methods the editor serves
-// (schema type FileSystemCapabilities).
-type FileSystemCapabilities struct {
-	ReadTextFile  bool `json:"readTextFile,omitempty"`
-	WriteTextFile bool `json:"writeTextFile,omitempty"`
-}
-
-// ClientCapabilities is what the editor offers (schema type
-// ClientCapabilities). Meta carries conventions such as Zed's
-// `terminal_output`.
-type ClientCapabilities struct {
-	FS       *FileSystemCapabilities `json:"fs,omitempty"`
-	Terminal bool                    `json:"terminal,omitempty"`
-	Meta     Meta                    `json:"_meta,omitempty"`
-}
-
-// TerminalOutput reports whether the editor set
-// `_meta.terminal_output` to the JSON value true (Zed's convention for
-// agent-owned live terminals; any other value counts as false).
-func (c *ClientCapabilities) TerminalOutput() bool {
-	if c == nil || len(c.Meta) == 0 {
-		return false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(c.Meta, &m) != nil {
-		return false
-	}
-	return string(m["terminal_output"]) == "true"
-}
-
-// InitializeRequest is the params of `initialize` (schema type
-// InitializeRequest).
-type InitializeRequest struct {
-	ProtocolVersion    int                 `json:"protocolVersion"`
-	ClientCapabilities *ClientCapabilities `json:"clientCapabilities,omitempty"`
-	ClientInfo         *Implementation     `json:"clientInfo,omitempty"`
-	Meta               Meta                `json:"_meta,omitempty"`
-}
-
-// PromptCapabilities says which prompt content blocks the agent accepts
-// beyond text and resource_link (schema type PromptCapabilities).
-type PromptCapabilities struct {
-	Image           bool `json:"image"`
-	Audio           bool `json:"audio"`
-	EmbeddedContext bool `json:"embeddedContext"`
-}
-
-// Empty is an object-valued capability that is either absent (nil) or `{}`.
-type Empty struct{}
-
-// SessionCapabilities lists the optional session methods the agent serves
-// (schema type SessionCapabilities); a nil field is unsupported.
-type SessionCapabilities struct {
-	List  *Empty `json:"list,omitempty"`
-	Close *Empty `json:"close,omitempty"`
-}
-
-// AgentCapabilities is what the agent offers (schema type
-// AgentCapabilities).
-type AgentCapabilities struct {
-	LoadSession         bool                 `json:"loadSession"`
-	PromptCapabilities  PromptCapabilities   `json:"promptCapabilities"`
-	SessionCapabilities *SessionCapabilities `json:"sessionCapabilities,omitempty"`
-}
-
-// AuthMethod is one way to log in (schema type AuthMethodAgent).
-type AuthMethod struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-}
-
-// InitializeResponse is the result of `initialize` (schema type
-// InitializeResponse).
-type InitializeResponse struct {
-	ProtocolVersion   int               `json:"protocolVersion"`
-	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
-	AuthMethods       []AuthMethod      `json:"authMethods"`
-	AgentInfo         *Implementation   `json:"agentInfo,omitempty"`
-}
-
-// AuthenticateRequest is the params of `authenticate` (schema type
-// AuthenticateRequest).
-type AuthenticateRequest struct {
-	MethodID string `json:"methodId"`
-}
-
-// NewSessionRequest is the params of `session/new` (schema type
-// NewSessionRequest). McpServers are kept raw: until MCP support lands they
-// are accepted and ignored.
-type NewSessionRequest struct {
-	Cwd                   string            `json:"cwd"`
-	McpServers            []json.RawMessage `json:"mcpServers"`
-	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
-	Meta                  Meta              `json:"_meta,omitempty"`
-}
-
-// SessionMode is one selectable mode (schema type SessionMode).
-type SessionMode struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-}
-
-// SessionModeState is the current mode and the modes to choose from
-// (schema type SessionModeState).
-type SessionModeState struct {
-	CurrentModeID  string        `json:"currentModeId"`
-	AvailableModes []SessionMode `json:"availableModes"`
-}
-
-// NewSessionResponse is the result of `session/new` (schema type
-// NewSessionResponse).
-type NewSessionResponse struct {
-	SessionID string            `json:"sessionId"`
-	Modes     *SessionModeState `json:"modes,omitempty"`
-}
-
-// LoadSessionRequest is the params of `session/load` (schema type
-// LoadSessionRequest).
-type LoadSessionRequest struct {
-	SessionID             string            `json:"sessionId"`
-	Cwd                   string            `json:"cwd"`
-	McpServers            []json.RawMessage `json:"mcpServers"`
-	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
-}
-
-// LoadSessionResponse is the result of `session/load` (schema type
-// LoadSessionResponse).
-type LoadSessionResponse struct {
-	Modes *SessionModeState `json:"modes,omitempty"`
-}
-
-// ListSessionsRequest is the params of `session/list` (schema type
-// ListSessionsRequest).
-type ListSessionsRequest struct {
-	Cwd    string `json:"cwd,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
-}
-
-// SessionInfo describes one stored session (schema type SessionInfo).
-// UpdatedAt is ISO 8601.
-type SessionInfo struct {
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Title     string `json:"title,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
-}
-
-// ListSessionsResponse is the result of `session/list` (schema type
-// ListSessionsResponse).
-type ListSessionsResponse struct {
-	Sessions   []SessionInfo `json:"sessions"`
-	NextCursor string        `json:"nextCursor,omitempty"`
-}
-
-// SessionRequest is the params of the methods that only name a session:
-// `session/close` (CloseSessionRequest) and `session/cancel`
-// (CancelNotification).
-type SessionRequest struct {
-	SessionID string `json:"sessionId"`
-}
-
-// SetSessionModeRequest is the params of `session/set_mode` (schema type
-// SetSessionModeRequest).
-type SetSessionModeRequest struct {
-	SessionID string `json:"sessionId"`
-	ModeID    string `json:"modeId"`
-}
-
-// PromptRequest is the params of `session/prompt` (schema type
-// PromptRequest).
-type PromptRequest struct {
-	SessionID string         `json:"sessionId"`
-	Prompt    []ContentBlock `json:"prompt"`
-}
-
-// StopReason ends a prompt turn (schema type StopReason).
-type StopReason string
-
-// The stop reasons of ACP v1.
-const (
-	StopEndTurn         StopReason = "end_turn"
-	StopMaxTokens       StopReason = "max_tokens"
-	StopMaxTurnRequests StopReason = "max_turn_requests"
-	StopRefusal         StopReason = "refusal"
-	StopCancelled       StopReason = "cancelled"
-)
-
-// PromptResponse is the result of `session/prompt` (schema type
-// PromptResponse).
-type PromptResponse struct {
-	StopReason StopReason `json:"stopReason"`
-}
-
-// CancelRequestParams is the params of `$/cancel_request` (schema type
-// CancelRequestNotification); RequestID is the raw JSON id.
-type CancelRequestParams struct {
-	RequestID json.RawMessage `json:"requestId"`
+// Annotations are optional hints on a content block (schema type
+// Annotations): Audience holds roles ("assistant", "user"), LastModified
+// an ISO 8601 time, Priority 0 (least) to 1 (most important).
+type Annotations struct {
+	Audience     []string `json:"audience,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	Meta         Meta     `json:"_meta,omitempty"`
 }
 
 // EmbeddedResource is the `resource` of a resource block (schema type
-// EmbeddedResourceResource): text or base64 blob contents.
+// EmbeddedResourceResource): text (TextResourceContents) or base64 blob
+// (BlobResourceContents) contents.
 type EmbeddedResource struct {
 	URI      string `json:"uri"`
 	Text     string `json:"text,omitempty"`
 	Blob     string `json:"blob,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
 }
 
+// The content block types of ACP v1 (schema type ContentBlock).
+const (
+	BlockText         = "text"
+	BlockImage        = "image"
+	BlockAudio        = "audio"
+	BlockResourceLink = "resource_link"
+	BlockResource     = "resource"
+)
+
 // ContentBlock is a prompt or message content block (schema type
-// ContentBlock), discriminated by Type: "text", "image", "audio",
-// "resource_link" or "resource". Only the fields of its type are written.
+// ContentBlock), discriminated by Type (Block* constants): text
+// (TextContent: Text), image (ImageContent: Data, MimeType, URI), audio
+// (AudioContent: Data, MimeType), resource_link (ResourceLink: URI, Name,
+// Title, Description, MimeType, Size) or resource (EmbeddedResource:
+// Resource). Only the fields of its type are written.
 type ContentBlock struct {
 	Type        string            `json:"type"`
 	Text        string            `json:"text,omitempty"`
@@ -243,23 +68,35 @@ type ContentBlock struct {
 	Description string            `json:"description,omitempty"`
 	Size        *int64            `json:"size,omitempty"`
 	Resource    *EmbeddedResource `json:"resource,omitempty"`
-	Annotations json.RawMessage   `json:"annotations,omitempty"`
+	Annotations *Annotations      `json:"annotations,omitempty"`
 	Meta        Meta              `json:"_meta,omitempty"`
 }
 
 // TextBlock returns a text content block.
-func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Text: s} }
 
 // MarshalJSON writes a text block as {type, text, annotations, _meta}
 // with its (required) text even when empty, any other block as its
-// non-empty fields in declaration order (type always). Strings use HTML
-// escaping. A raw field (Annotations, Meta) that is not valid JSON is an
-// error.
+// non-empty fields in declaration order. A Meta that is not valid JSON
+// is an error.
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
-	return b.appendJSON(make([]byte, 0, 64+len(b.Text)))
+	if b.Type == BlockText {
+		return json.Marshal(textBlock{b.Type, b.Text, b.Annotations, b.Meta})
+	}
+	type plain ContentBlock
+	return json.Marshal(plain(b))
 }
 
-// ToolKind is the category of a tool call (schema type ToolKind).
+// textBlock is the wire shape of a text block (schema type TextContent).
+type textBlock struct {
+	Type        string       `json:"type"`
+	Text        string       `json:"text"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
+}
+
+// ToolKind is the category of a tool call (schema type ToolKind): read,
+// edit, delete, move, search, execute, think, fetch, switch_mode or other.
 type ToolKind string
 
 // ToolCallStatus is the execution status of a tool call (schema type
@@ -274,10 +111,18 @@ const (
 	StatusFailed     ToolCallStatus = "failed"
 )
 
+// The tool call content types of ACP v1 (schema type ToolCallContent).
+const (
+	ContentItem  = "content"
+	DiffItem     = "diff"
+	TerminalItem = "terminal"
+)
+
 // ToolCallContent is one item of a tool call's content (schema type
-// ToolCallContent), discriminated by Type: "content" (Content set),
-// "diff" (Path, OldText, NewText; OldText nil is written as an explicit
-// null, meaning a new file) or "terminal" (TerminalID).
+// ToolCallContent), discriminated by Type: "content" (schema Content:
+// Content set), "diff" (schema Diff: Path, OldText, NewText; OldText nil
+// is written as an explicit null, meaning a new file) or "terminal"
+// (schema Terminal: TerminalID).
 type ToolCallContent struct {
 	Type       string
 	Content    *ContentBlock
@@ -290,15 +135,44 @@ type ToolCallContent struct {
 // TextContent returns a "content" item holding a text block.
 func TextContent(s string) ToolCallContent {
 	b := TextBlock(s)
-	return ToolCallContent{Type: "content", Content: &b}
+	return ToolCallContent{Type: ContentItem, Content: &b}
 }
 
 // MarshalJSON writes only the fields of the item's type, in the order
 // listed above; an unknown Type, or a "content" item without Content, is
 // an error.
 func (c ToolCallContent) MarshalJSON() ([]byte, error) {
-	return c.appendJSON(make([]byte, 0, 128))
+	switch c.Type {
+	case ContentItem:
+		if c.Content == nil {
+			return nil, fmt.Errorf("acp: content item without a content block")
+		}
+		return json.Marshal(contentItem{c.Type, c.Content})
+	case DiffItem:
+		return json.Marshal(diffItem{c.Type, c.Path, c.OldText, c.NewText})
+	case TerminalItem:
+		return json.Marshal(terminalItem{c.Type, c.TerminalID})
+	}
+	return nil, fmt.Errorf("acp: unknown tool call content type %q", c.Type)
 }
+
+// The wire shapes of the three ToolCallContent items.
+type (
+	contentItem struct {
+		Type    string        `json:"type"`
+		Content *ContentBlock `json:"content"`
+	}
+	diffItem struct {
+		Type    string  `json:"type"`
+		Path    string  `json:"path"`
+		OldText *string `json:"oldText"`
+		NewText string  `json:"newText"`
+	}
+	terminalItem struct {
+		Type       string `json:"type"`
+		TerminalID string `json:"terminalId"`
+	}
+)
 
 // UnmarshalJSON reads any of the three item shapes.
 func (c *ToolCallContent) UnmarshalJSON(data []byte) error {
@@ -323,113 +197,6 @@ func (c *ToolCallContent) UnmarshalJSON(data []byte) error {
 type ToolCallLocation struct {
 	Path string `json:"path"`
 	Line *int   `json:"line,omitempty"`
-}
-
-// The sessionUpdate discriminators of ACP v1 (schema type SessionUpdate).
-const (
-	UpdateUserMessageChunk  = "user_message_chunk"
-	UpdateAgentMessageChunk = "agent_message_chunk"
-	UpdateAgentThoughtChunk = "agent_thought_chunk"
-	UpdateToolCall          = "tool_call"
-	UpdateToolCallUpdate    = "tool_call_update"
-	UpdatePlan              = "plan"
-	UpdateAvailableCommands = "available_commands_update"
-	UpdateCurrentMode       = "current_mode_update"
-	UpdateSessionInfo       = "session_info_update"
-)
-
-// SessionUpdate is the `update` of a `session/update` notification (schema
-// type SessionUpdate): one struct for every variant, discriminated by
-// SessionUpdate; only the fields of that variant are set. The tool call
-// fields serve both `tool_call` (ToolCall) and `tool_call_update`
-// (ToolCallUpdate, where every field but toolCallId is optional).
-// Content and Locations are written when non-nil (an empty, non-nil list
-// is written as [] and clears the editor's list).
-type SessionUpdate struct {
-	SessionUpdate string `json:"sessionUpdate,omitempty"`
-
-	// user_message_chunk, agent_message_chunk, agent_thought_chunk.
-	Content *ContentBlock `json:"content,omitempty"`
-
-	// tool_call, tool_call_update.
-	ToolCallID    string             `json:"toolCallId,omitempty"`
-	Title         *string            `json:"title,omitempty"`
-	Kind          ToolKind           `json:"kind,omitempty"`
-	Status        ToolCallStatus     `json:"status,omitempty"`
-	ToolContent   []ToolCallContent  `json:"-"`
-	Locations     []ToolCallLocation `json:"locations,omitzero"`
-	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
-	RawOutput     json.RawMessage    `json:"rawOutput,omitempty"`
-	ToolCallExtra *ToolCallMeta      `json:"_meta,omitempty"`
-
-	// plan.
-	Entries []PlanEntry `json:"entries,omitzero"`
-
-	// available_commands_update.
-	AvailableCommands []AvailableCommand `json:"availableCommands,omitzero"`
-
-	// current_mode_update.
-	CurrentModeID string `json:"currentModeId,omitempty"`
-
-	// session_info_update.
-	InfoTitle *string `json:"-"`
-	UpdatedAt string  `json:"updatedAt,omitempty"`
-}
-
-// MarshalJSON writes the variant's fields, each non-empty one under its
-// tag in declaration order (strings with HTML escaping). A tool call's
-// content (ToolContent non-nil) goes last under "content", and then
-// Content is not written; otherwise a session_info_update's title
-// (InfoTitle non-nil) goes last under "title", and then Title is not
-// written. A raw field that is not valid JSON, or an invalid content item,
-// is an error.
-func (u SessionUpdate) MarshalJSON() ([]byte, error) {
-	return u.appendJSON(make([]byte, 0, 256))
-}
-
-// UnmarshalJSON reads any variant (used by tests and the demo client).
-func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
-	type plain SessionUpdate
-	var w struct {
-		plain
-		RawContent json.RawMessage `json:"content"`
-		RawTitle   json.RawMessage `json:"title"`
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	*u = SessionUpdate(w.plain)
-	switch w.SessionUpdate {
-	case UpdateUserMessageChunk, UpdateAgentMessageChunk, UpdateAgentThoughtChunk:
-		if len(w.RawContent) > 0 {
-			u.Content = new(ContentBlock)
-			if err := json.Unmarshal(w.RawContent, u.Content); err != nil {
-				return err
-			}
-		}
-	case UpdateSessionInfo:
-		if len(w.RawTitle) > 0 && string(w.RawTitle) != "null" {
-			var t string
-			if err := json.Unmarshal(w.RawTitle, &t); err != nil {
-				return err
-			}
-			u.InfoTitle = &t
-		}
-	default:
-		if len(w.RawContent) > 0 && string(w.RawContent) != "null" {
-			if err := json.Unmarshal(w.RawContent, &u.ToolContent); err != nil {
-				return err
-			}
-		}
-		if len(w.RawTitle) > 0 && string(w.RawTitle) != "null" {
-			var t string
-			if err := json.Unmarshal(w.RawTitle, &t); err != nil {
-				return err
-			}
-			u.Title = &t
-		}
-	}
-	return nil
 }
 
 // ToolCallMeta is the `_meta` of a tool call or update as dsh-acp writes
@@ -463,78 +230,48 @@ type TerminalExit struct {
 }
 
 // PlanEntry is one entry of an agent plan (schema type PlanEntry).
-// Priority is high, medium or low; Status pending, in_progress or
-// completed.
+// Priority is high, medium or low (PlanEntryPriority); Status pending,
+// in_progress or completed (PlanEntryStatus).
 type PlanEntry struct {
 	Content  string `json:"content"`
 	Priority string `json:"priority"`
 	Status   string `json:"status"`
+	Meta     Meta   `json:"_meta,omitempty"`
 }
 
 // AvailableCommand is a slash command the agent offers (schema type
-// AvailableCommand).
+// AvailableCommand). Input, when set, says the command takes free text
+// after its name.
 type AvailableCommand struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	Name        string                 `json:"name"`
+	Description string                 `json:"description"`
+	Input       *UnstructuredInputHint `json:"input,omitempty"`
+	Meta        Meta                   `json:"_meta,omitempty"`
 }
 
-// SessionNotification is the params of `session/update` (schema type
-// SessionNotification).
-type SessionNotification struct {
-	SessionID string        `json:"sessionId"`
-	Update    SessionUpdate `json:"update"`
+// UnstructuredInputHint is a command's free-text input (schema type
+// UnstructuredCommandInput, the only AvailableCommandInput): Hint is shown
+// while nothing is typed.
+type UnstructuredInputHint struct {
+	Hint string `json:"hint"`
+	Meta Meta   `json:"_meta,omitempty"`
 }
 
-// PermissionOption is one answer the user can give (schema type
-// PermissionOption). Kind is allow_once, allow_always, reject_once or
-// reject_always.
-type PermissionOption struct {
-	OptionID string `json:"optionId"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-}
+// StopReason ends a prompt turn (schema type StopReason).
+type StopReason string
 
-// RequestPermissionRequest is the params of `session/request_permission`
-// (schema type RequestPermissionRequest). ToolCall is a ToolCallUpdate: its
-// SessionUpdate discriminator is left empty.
-type RequestPermissionRequest struct {
-	SessionID string             `json:"sessionId"`
-	ToolCall  SessionUpdate      `json:"toolCall"`
-	Options   []PermissionOption `json:"options"`
-}
+// The stop reasons of ACP v1.
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
 
-// PermissionOutcome is the editor's answer (schema type
-// RequestPermissionOutcome): Outcome "selected" with OptionID, or
-// "cancelled".
-type PermissionOutcome struct {
-	Outcome  string `json:"outcome"`
-	OptionID string `json:"optionId,omitempty"`
-}
-
-// RequestPermissionResponse is the result of `session/request_permission`
-// (schema type RequestPermissionResponse).
-type RequestPermissionResponse struct {
-	Outcome PermissionOutcome `json:"outcome"`
-}
-
-// ReadTextFileRequest is the params of `fs/read_text_file` (schema type
-// ReadTextFileRequest). Line is 1-based; Limit counts lines.
-type ReadTextFileRequest struct {
-	SessionID string `json:"sessionId"`
-	Path      string `json:"path"`
-	Line      *int   `json:"line,omitempty"`
-	Limit     *int   `json:"limit,omitempty"`
-}
-
-// ReadTextFileResponse is the result of `fs/read_text_file`.
-type ReadTextFileResponse struct {
-	Content string `json:"content"`
-}
-
-// WriteTextFileRequest is the params of `fs/write_text_file` (schema type
-// WriteTextFileRequest).
-type WriteTextFileRequest struct {
-	SessionID string `json:"sessionId"`
-	Path      string `json:"path"`
-	Content   string `json:"content"`
+// JSONString returns s as a JSON string value, escaped as json.Marshal
+// escapes it (HTML escaping included, invalid UTF-8 as U+FFFD).
+func JSONString(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -98,7 +99,7 @@ func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 	if _, err := b.load(context.Background(), s.id, cwd, s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.closeSession(json.RawMessage(fmt.Sprintf(`{"sessionId":%q}`, s.id))); err != nil {
+	if _, err := b.CloseSession(context.Background(), acp.CloseSessionRequest{SessionID: s.id}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)

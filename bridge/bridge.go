@@ -1,14 +1,14 @@
-// Package bridge implements the ACP agent side: it serves the editor's
-// requests (initialize, sessions, prompts, cancel), keeps each session's
-// capability snapshot, and turns the agent loop's events into
-// `session/update`s through one Presenter per session.
+// Package bridge implements the ACP agent side: a *Bridge is an acp.Agent
+// (with the optional interfaces for load, list, close and modes) that
+// serves the editor's requests, keeps each session's capability snapshot,
+// and turns the agent loop's events into `session/update`s through one
+// present.Presenter per session.
 package bridge
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -41,18 +42,11 @@ type Config struct {
 	Log      *slog.Logger
 }
 
-// Client is what the bridge needs of the connection to the editor: an
-// *acp.Conn.
-type Client interface {
-	Notify(method string, params any) error
-	Call(ctx context.Context, method string, params, result any) error
-}
-
 // Bridge serves one editor connection. Create it with New, then Serve.
 type Bridge struct {
 	cfg    Config
 	log    *slog.Logger
-	client Client
+	client acp.Client
 
 	mu         sync.Mutex
 	caps       acp.ClientCapabilities
@@ -66,9 +60,9 @@ type Bridge struct {
 type liveSession struct {
 	id    string
 	cwd   string
-	view  View
+	view  present.View
 	agent *agent.Session
-	pres  *Presenter
+	pres  *present.Presenter
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
@@ -89,88 +83,41 @@ func New(cfg Config) *Bridge {
 	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
 }
 
+// The ACP interfaces a Bridge serves (initialize advertises them).
+var (
+	_ acp.Agent         = (*Bridge)(nil)
+	_ acp.SessionLoader = (*Bridge)(nil)
+	_ acp.SessionLister = (*Bridge)(nil)
+	_ acp.SessionCloser = (*Bridge)(nil)
+	_ acp.ModeSetter    = (*Bridge)(nil)
+)
+
 // Serve starts serving the editor on r/w and returns the connection; wait
 // on its Done channel.
 func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
-	c := acp.NewConn(r, w, b, b.log)
-	b.client = c
-	return c
+	return acp.NewAgentConn(r, w, func(c acp.Client) acp.Agent {
+		b.client = c
+		return b
+	}, b.log)
 }
 
 // SetClient sets the connection used to reach the editor (for tests that
 // drive the bridge without Serve).
-func (b *Bridge) SetClient(c Client) { b.client = c }
+func (b *Bridge) SetClient(c acp.Client) { b.client = c }
 
-// HandleNotification implements acp.Handler.
-func (b *Bridge) HandleNotification(_ context.Context, method string, params json.RawMessage) {
-	switch method {
-	case "session/cancel":
-		var p acp.SessionRequest
-		if err := json.Unmarshal(params, &p); err != nil {
-			b.log.Warn("session/cancel with invalid params", "err", err)
-			return
-		}
-		if s := b.session(p.SessionID); s != nil {
-			s.cancelTurn()
-		}
-	default:
-		b.log.Debug("ignoring an unknown notification", "method", method)
-	}
-}
-
-// Shutdown implements acp.Handler: every running turn is cancelled.
-func (b *Bridge) Shutdown() {
-	b.mu.Lock()
-	ss := make([]*liveSession, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		ss = append(ss, s)
-	}
-	b.mu.Unlock()
-	for _, s := range ss {
+// Cancel implements acp.Agent: the session's running turn, if any, is
+// cancelled (an unknown session is ignored, as the spec asks).
+func (b *Bridge) Cancel(_ context.Context, p acp.CancelNotification) error {
+	if s := b.session(p.SessionID); s != nil {
 		s.cancelTurn()
-	}
-}
-
-// PrepareRequest implements acp.Handler.
-func (b *Bridge) PrepareRequest(ctx context.Context, method string, params json.RawMessage) acp.RequestFunc {
-	switch method {
-	case "initialize":
-		return func(context.Context) (any, error) { return b.initialize(params) }
-	case "authenticate":
-		return func(context.Context) (any, error) { return b.authenticate(params) }
-	case "session/new":
-		return func(context.Context) (any, error) { return b.newSession(params) }
-	case "session/prompt":
-		return b.preparePrompt(ctx, params)
-	case "session/set_mode":
-		return func(context.Context) (any, error) { return b.setMode(params) }
-	case "session/close":
-		return func(context.Context) (any, error) { return b.closeSession(params) }
-	case "session/load":
-		return b.prepareLoad(params)
-	case "session/list":
-		return func(context.Context) (any, error) { return b.listSessions(params) }
-	}
-	return func(context.Context) (any, error) {
-		return nil, acp.Errorf(acp.CodeMethodNotFound, "Method not found: %s", method)
-	}
-}
-
-func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		return acp.InvalidParams("Invalid params: missing params")
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return acp.InvalidParams("Invalid params: %v", err)
 	}
 	return nil
 }
 
-func (b *Bridge) initialize(params json.RawMessage) (any, error) {
-	var p acp.InitializeRequest
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+// Initialize implements acp.Agent: it keeps the editor's capabilities
+// for the sessions to come. The optional methods' capability bits are
+// filled in by the acp method table.
+func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	b.mu.Lock()
 	b.caps = acp.ClientCapabilities{}
 	if p.ClientCapabilities != nil {
@@ -179,35 +126,28 @@ func (b *Bridge) initialize(params json.RawMessage) (any, error) {
 	b.clientInfo = p.ClientInfo
 	b.mu.Unlock()
 	return acp.InitializeResponse{
-		ProtocolVersion: acp.ProtocolVersion,
-		AgentCapabilities: acp.AgentCapabilities{
-			LoadSession:         true,
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: &acp.SessionCapabilities{List: &acp.Empty{}, Close: &acp.Empty{}},
-		},
-		AuthMethods: []acp.AuthMethod{},
-		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
+		ProtocolVersion:   acp.ProtocolVersion,
+		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true}},
+		AuthMethods:       []acp.AuthMethod{},
+		AgentInfo:         &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
 }
 
-func (b *Bridge) authenticate(params json.RawMessage) (any, error) {
-	var p acp.AuthenticateRequest
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	return nil, acp.InvalidParams("Invalid params: unknown authentication method %q (this agent needs none; set DSH_API_KEY)", p.MethodID)
+// Authenticate implements acp.Agent: this agent offers no auth methods
+// (the API key comes from the environment), so every method id is
+// unknown.
+func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, acp.InvalidParams("Invalid params: unknown authentication method %q (this agent needs none; set DSH_API_KEY)", p.MethodID)
 }
 
-func (b *Bridge) newSession(params json.RawMessage) (any, error) {
-	var p acp.NewSessionRequest
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+// NewSession implements acp.Agent: a session in cwd (an existing
+// absolute directory), in the configured mode.
+func (b *Bridge) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
 	}
 	if st, err := os.Stat(p.Cwd); err != nil || !st.IsDir() {
-		return nil, acp.InvalidParams("Invalid params: cwd is not a directory: %q", p.Cwd)
+		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd is not a directory: %q", p.Cwd)
 	}
 	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
 		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
@@ -241,9 +181,9 @@ func (b *Bridge) buildSession(id, cwd string, store *session.Store) *liveSession
 	b.mu.Lock()
 	caps, info := b.caps, b.clientInfo
 	b.mu.Unlock()
-	view := View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
+	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
 	s := &liveSession{id: id, cwd: cwd, view: view}
-	s.pres = NewPresenter(view, b.cfg.Tools)
+	s.pres = present.NewPresenter(view, b.cfg.Tools)
 	if store == nil {
 		store = b.newStore(id, cwd)
 	}
@@ -273,7 +213,7 @@ func (b *Bridge) lineBase(info *acp.Implementation) int {
 // send writes the updates for one event of s.
 func (b *Bridge) send(s *liveSession, ev session.Event) {
 	for _, u := range s.pres.Updates(ev) {
-		if err := b.client.Notify("session/update", acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+		if err := b.client.SessionUpdate(context.Background(), acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
 			b.log.Debug("could not send a session update", "err", err)
 		}
 	}
@@ -285,22 +225,21 @@ func (b *Bridge) session(id string) *liveSession {
 	return b.sessions[id]
 }
 
-func (b *Bridge) closeSession(params json.RawMessage) (any, error) {
-	var p acp.SessionRequest
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+// CloseSession implements acp.SessionCloser: the session's turn is
+// cancelled, its tool state (background commands) closed and its log
+// released; it can be loaded again.
+func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
 	b.mu.Lock()
 	s := b.sessions[p.SessionID]
 	delete(b.sessions, p.SessionID)
 	b.mu.Unlock()
 	if s == nil {
-		return nil, unknownSession(p.SessionID)
+		return acp.CloseSessionResponse{}, unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
 	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
-	return struct{}{}, nil
+	return acp.CloseSessionResponse{}, nil
 }
 
 func unknownSession(id string) error {
@@ -316,36 +255,32 @@ func (s *liveSession) cancelTurn() {
 	s.mu.Unlock()
 }
 
-// preparePrompt validates a prompt and registers its turn on the read
-// goroutine (so a session/cancel read next finds it); the turn itself
-// runs in the returned function.
-func (b *Bridge) preparePrompt(ctx context.Context, params json.RawMessage) acp.RequestFunc {
-	var p acp.PromptRequest
-	if err := decode(params, &p); err != nil {
-		return fail(err)
-	}
+// Prompt implements acp.Agent. On the read goroutine it validates the
+// prompt and registers the turn (so a session/cancel read next finds it);
+// the turn itself runs in the returned function.
+func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[acp.PromptResponse], error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return fail(unknownSession(p.SessionID))
+		return nil, unknownSession(p.SessionID)
 	}
 	if b.loads.busy(p.SessionID) {
-		return fail(acp.InvalidParams("Invalid params: session %s is being loaded", p.SessionID))
+		return nil, acp.InvalidParams("Invalid params: session %s is being loaded", p.SessionID)
 	}
 	content, err := promptContent(p.Prompt)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.mu.Unlock()
-		return fail(acp.InvalidParams("Invalid params: a prompt is already running in session %s", s.id))
+		return nil, acp.InvalidParams("Invalid params: a prompt is already running in session %s", s.id)
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	s.turns++
 	first := s.turns == 1 && len(s.agent.Store.Events()) == 0
 	s.mu.Unlock()
-	return func(context.Context) (any, error) {
+	return func(context.Context) (acp.PromptResponse, error) {
 		defer func() {
 			s.mu.Lock()
 			s.cancel = nil
@@ -360,14 +295,10 @@ func (b *Bridge) preparePrompt(ctx context.Context, params json.RawMessage) acp.
 		out := b.cfg.Agent.Turn(turnCtx, s.agent, content, title)
 		b.flushLog(s)
 		if out.Err != nil {
-			return nil, promptError(out.Err)
+			return acp.PromptResponse{}, promptError(out.Err)
 		}
 		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
-	}
-}
-
-func fail(err error) acp.RequestFunc {
-	return func(context.Context) (any, error) { return nil, err }
+	}, nil
 }
 
 // promptError maps a failed turn to its JSON-RPC error (INTERFACE.md).

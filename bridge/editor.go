@@ -10,7 +10,7 @@ import (
 // fs/write_text_file on the connected client, limited to what the client
 // advertised.
 type editor struct {
-	client    Client
+	client    acp.Client
 	sessionID string
 	caps      acp.FileSystemCapabilities
 }
@@ -21,8 +21,8 @@ func (e *editor) CanWrite() bool { return e.caps.WriteTextFile }
 // ReadTextFile asks the editor for the whole text of path (absolute),
 // unsaved changes included.
 func (e *editor) ReadTextFile(ctx context.Context, path string) (string, error) {
-	var res acp.ReadTextFileResponse
-	if err := e.client.Call(ctx, "fs/read_text_file", acp.ReadTextFileRequest{SessionID: e.sessionID, Path: path}, &res); err != nil {
+	res, err := e.client.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionID: e.sessionID, Path: path})
+	if err != nil {
 		return "", err
 	}
 	return res.Content, nil
@@ -30,5 +30,6 @@ func (e *editor) ReadTextFile(ctx context.Context, path string) (string, error) 
 
 // WriteTextFile asks the editor to replace path's text with content.
 func (e *editor) WriteTextFile(ctx context.Context, path, content string) error {
-	return e.client.Call(ctx, "fs/write_text_file", acp.WriteTextFileRequest{SessionID: e.sessionID, Path: path, Content: content}, nil)
+	_, err := e.client.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionID: e.sessionID, Path: path, Content: content})
+	return err
 }

@@ -1,8 +1,8 @@
 package bridge
 
 import (
+	"context"
 	"encoding/base64"
-	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,20 +15,14 @@ import (
 // listPageSize is how many sessions one `session/list` answer holds.
 const listPageSize = 50
 
-// listSessions serves `session/list`: the sessions logged under the state
-// directory (those of `cwd` when given), newest first, with their titles
-// and the time of their last activity, one page per call.
-func (b *Bridge) listSessions(params json.RawMessage) (any, error) {
-	var p acp.ListSessionsRequest
-	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, acp.InvalidParams("Invalid params: %v", err)
-		}
-	}
+// ListSessions implements acp.SessionLister: the sessions logged under
+// the state directory (those of `cwd` when given), newest first, with
+// their titles and the time of their last activity, one page per call.
+func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != "" {
 		if !filepath.IsAbs(p.Cwd) {
-			return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+			return acp.ListSessionsResponse{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
 		}
 		cwd = filepath.Clean(p.Cwd)
 	}
@@ -36,12 +30,12 @@ func (b *Bridge) listSessions(params json.RawMessage) (any, error) {
 	if b.cfg.StateDir != "" {
 		var err error
 		if infos, err = session.List(b.cfg.StateDir, cwd); err != nil {
-			return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "STATE_DIR_UNREADABLE"}}
+			return acp.ListSessionsResponse{}, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "STATE_DIR_UNREADABLE"}}
 		}
 	}
 	page, next, err := pageSessions(infos, p.Cursor, listPageSize)
 	if err != nil {
-		return nil, err
+		return acp.ListSessionsResponse{}, err
 	}
 	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
 	for _, in := range page {

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -61,19 +61,16 @@ func (b *Bridge) newStore(id, cwd string) *session.Store {
 	return session.NewLoggedStore(nil, session.NewLog(session.LogPath(b.cfg.StateDir, cwd, id), h), nil)
 }
 
-// prepareLoad validates `session/load` on the read goroutine and claims
-// the session id (a prompt or another load of it is refused until the
-// load has answered); the load itself runs in the returned function.
-func (b *Bridge) prepareLoad(params json.RawMessage) acp.RequestFunc {
-	var p acp.LoadSessionRequest
-	if err := decode(params, &p); err != nil {
-		return fail(err)
-	}
+// LoadSession implements acp.SessionLoader. On the read goroutine it
+// validates `session/load` and claims the session id (a prompt or
+// another load of it is refused until the load has answered); the load
+// itself runs in the returned function.
+func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.Deferred[acp.LoadSessionResponse], error) {
 	if p.SessionID == "" {
-		return fail(acp.InvalidParams("Invalid params: sessionId is required"))
+		return nil, acp.InvalidParams("Invalid params: sessionId is required")
 	}
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return fail(acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd))
+		return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
 	}
 	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
 		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
@@ -85,17 +82,17 @@ func (b *Bridge) prepareLoad(params json.RawMessage) acp.RequestFunc {
 		running := live.cancel != nil
 		live.mu.Unlock()
 		if running {
-			return fail(acp.InvalidParams("Invalid params: session %s has a prompt running; it cannot be loaded until that prompt ends", p.SessionID))
+			return nil, acp.InvalidParams("Invalid params: session %s has a prompt running; it cannot be loaded until that prompt ends", p.SessionID)
 		}
 	}
 	if !b.loads.claim(p.SessionID) {
-		return fail(acp.InvalidParams("Invalid params: session %s is already being loaded", p.SessionID))
+		return nil, acp.InvalidParams("Invalid params: session %s is already being loaded", p.SessionID)
 	}
 	cwd := filepath.Clean(p.Cwd)
-	return func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (acp.LoadSessionResponse, error) {
 		defer b.loads.release(p.SessionID)
 		return b.load(ctx, p.SessionID, cwd, live)
-	}
+	}, nil
 }
 
 // load opens session id: the live one (the editor reconnecting; its mode
@@ -103,18 +100,18 @@ func (b *Bridge) prepareLoad(params json.RawMessage) acp.RequestFunc {
 // crash left it open; its last logged mode, if any, is restored),
 // replays its whole history to the editor, then registers it with a
 // fresh capability snapshot, presenter and tool state, and answers.
-func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (any, error) {
+func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (acp.LoadSessionResponse, error) {
 	var store *session.Store
 	mode := ""
 	if live != nil && b.session(id) == live {
 		if live.cwd != cwd {
-			return nil, cwdMismatch(cwd, live.cwd)
+			return acp.LoadSessionResponse{}, cwdMismatch(cwd, live.cwd)
 		}
 		store, mode = live.agent.Store, live.perm.currentMode()
 	} else {
 		var err error
 		if store, err = b.openLogged(id, cwd); err != nil {
-			return nil, err
+			return acp.LoadSessionResponse{}, err
 		}
 	}
 	events := store.Events()
@@ -128,7 +125,7 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (a
 		if live == nil {
 			_ = store.Close()
 		}
-		return nil, err
+		return acp.LoadSessionResponse{}, err
 	}
 	if mode == "" {
 		mode = lastMode(events)
@@ -194,13 +191,13 @@ func logError(id, reason string, err error) error {
 func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Event) error {
 	v := s.view
 	v.Replay = true
-	p := NewPresenter(v, b.cfg.Tools)
+	p := present.NewPresenter(v, b.cfg.Tools)
 	for i, ev := range events {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		for _, u := range p.Updates(ev) {
-			if err := b.client.Notify("session/update", acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+			if err := b.client.SessionUpdate(ctx, acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
 			}
 		}

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -68,17 +67,16 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func BenchmarkLoadSession10k(b *testing.B) {
 	root, cwd := b.TempDir(), "/work/project"
 	logTurns(b, root, "sess_bench", cwd, 10000)
-	params := json.RawMessage(`{"sessionId":"sess_bench","cwd":"/work/project","mcpServers":[]}`)
+	params := acp.LoadSessionRequest{SessionID: "sess_bench", Cwd: "/work/project", McpServers: []acp.McpServer{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
 		br := New(Config{StateDir: root, Tools: tools.NewRegistry()})
 		in, stop := io.Pipe()
 		out := &countingWriter{}
-		conn := acp.NewConn(in, out, br, nil)
-		br.SetClient(conn)
+		conn := br.Serve(in, out)
 		b.StartTimer()
-		if _, err := br.prepareLoad(params)(context.Background()); err != nil {
+		if _, err := load(br, params); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -101,8 +99,8 @@ func TestLoadReplaysOnce(t *testing.T) {
 	br := New(Config{StateDir: root, Tools: tools.NewRegistry()})
 	c := &recordingClient{}
 	br.SetClient(c)
-	params := json.RawMessage(fmt.Sprintf(`{"sessionId":"s1","cwd":%q,"mcpServers":[]}`, cwd))
-	if _, err := br.prepareLoad(params)(context.Background()); err != nil {
+	params := acp.LoadSessionRequest{SessionID: "s1", Cwd: cwd, McpServers: []acp.McpServer{}}
+	if _, err := load(br, params); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.kinds(); got != "user_message_chunk agent_thought_chunk agent_message_chunk tool_call tool_call_update "+
@@ -124,7 +122,7 @@ func TestLoadReplaysOnce(t *testing.T) {
 	if !br.loads.claim("s1") {
 		t.Fatal("claim failed")
 	}
-	_, err := br.prepareLoad(params)(context.Background())
+	_, err := load(br, params)
 	var ae *acp.Error
 	if e, ok := err.(*acp.Error); ok {
 		ae = e
@@ -135,22 +133,51 @@ func TestLoadReplaysOnce(t *testing.T) {
 	br.loads.release("s1")
 }
 
-// recordingClient keeps the session updates it is sent.
-type recordingClient struct{ sent []acp.SessionUpdate }
-
-func (c *recordingClient) Notify(method string, params any) error {
-	if n, ok := params.(acp.SessionNotification); ok {
-		c.sent = append(c.sent, n.Update)
+// load runs both stages of a session/load.
+func load(br *Bridge, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	run, err := br.LoadSession(context.Background(), p)
+	if err != nil {
+		return acp.LoadSessionResponse{}, err
 	}
+	return run(context.Background())
+}
+
+// nopClient is an acp.Client that drops what it is sent and answers every
+// call with a zero result; test clients embed it.
+type nopClient struct{}
+
+func (nopClient) SessionUpdate(context.Context, acp.SessionNotification) error { return nil }
+func (nopClient) RequestPermission(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	return acp.RequestPermissionResponse{}, nil
+}
+func (nopClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return acp.ReadTextFileResponse{}, nil
+}
+func (nopClient) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	return acp.WriteTextFileResponse{}, nil
+}
+func (nopClient) CreateElicitation(context.Context, acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error) {
+	return acp.CreateElicitationResponse{}, nil
+}
+func (nopClient) CompleteElicitation(context.Context, acp.CompleteElicitationNotification) error {
 	return nil
 }
 
-func (c *recordingClient) Call(context.Context, string, any, any) error { return nil }
+// recordingClient keeps the session updates it is sent.
+type recordingClient struct {
+	nopClient
+	sent []acp.Update
+}
+
+func (c *recordingClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	c.sent = append(c.sent, n.Update)
+	return nil
+}
 
 func (c *recordingClient) kinds() string {
 	var k []string
 	for _, u := range c.sent {
-		k = append(k, u.SessionUpdate)
+		k = append(k, u.SessionUpdateKind())
 	}
 	return strings.Join(k, " ")
 }

@@ -9,16 +9,17 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // The permission options offered to the user (ACP PermissionOption).
 var permissionOptions = []acp.PermissionOption{
-	{OptionID: "allow-once", Name: "Allow", Kind: "allow_once"},
-	{OptionID: "allow-always", Name: "Always allow", Kind: "allow_always"},
-	{OptionID: "reject-once", Name: "Reject", Kind: "reject_once"},
-	{OptionID: "reject-always", Name: "Always reject", Kind: "reject_always"},
+	{OptionID: "allow-once", Name: "Allow", Kind: acp.AllowOnce},
+	{OptionID: "allow-always", Name: "Always allow", Kind: acp.AllowAlways},
+	{OptionID: "reject-once", Name: "Reject", Kind: acp.RejectOnce},
+	{OptionID: "reject-always", Name: "Always reject", Kind: acp.RejectAlways},
 }
 
 // permState is a session's permission state: its mode, the answers to
@@ -126,10 +127,9 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		}
 		preview = v
 	}
-	card := NewPresenter(p.s.view, b.cfg.Tools).PermissionCard(ex.CallID, ex.Name, ex.Args, preview)
-	var res acp.RequestPermissionResponse
-	err := b.client.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions}, &res)
-	if err != nil || res.Outcome.Outcome != "selected" {
+	card := present.PermissionCard(p.s.view, b.cfg.Tools, ex.CallID, ex.Name, ex.Args, preview)
+	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
+	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was
 		// cancelled): nothing runs and the turn ends cancelled.
 		if err != nil && ctx.Err() == nil {
@@ -163,18 +163,15 @@ func modeState(current string) *acp.SessionModeState {
 	return st
 }
 
-// setMode serves session/set_mode.
-func (b *Bridge) setMode(params json.RawMessage) (any, error) {
-	var p acp.SetSessionModeRequest
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+// SetSessionMode implements acp.ModeSetter: the session's permission
+// mode.
+func (b *Bridge) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return nil, unknownSession(p.SessionID)
+		return acp.SetSessionModeResponse{}, unknownSession(p.SessionID)
 	}
 	if !permission.ValidMode(p.ModeID) {
-		return nil, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)
+		return acp.SetSessionModeResponse{}, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)
 	}
 	if s.perm.currentMode() != p.ModeID {
 		s.perm.setMode(p.ModeID)
@@ -185,5 +182,5 @@ func (b *Bridge) setMode(params json.RawMessage) (any, error) {
 			b.log.Warn("could not flush the session log", "session", s.id, "err", err)
 		}
 	}
-	return struct{}{}, nil
+	return acp.SetSessionModeResponse{}, nil
 }

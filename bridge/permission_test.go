@@ -14,25 +14,19 @@ import (
 
 // fakeEditor answers permission requests with a fixed option.
 type fakeEditor struct {
+	nopClient
 	option string
 	asked  int
 	last   acp.RequestPermissionRequest
 }
 
-func (f *fakeEditor) Notify(string, any) error { return nil }
-
-func (f *fakeEditor) Call(_ context.Context, method string, params, result any) error {
-	if method != "session/request_permission" {
-		return fmt.Errorf("unexpected %s", method)
-	}
+func (f *fakeEditor) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	f.asked++
-	f.last = params.(acp.RequestPermissionRequest)
-	out := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: f.option}}
+	f.last = p
 	if f.option == "cancelled" {
-		out.Outcome = acp.PermissionOutcome{Outcome: "cancelled"}
+		return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeCancelled}}, nil
 	}
-	b, _ := json.Marshal(out)
-	return json.Unmarshal(b, result)
+	return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeSelected, OptionID: f.option}}, nil
 }
 
 // TestPermissionMiddlewareTable runs mode × tool × inside/outside × answer

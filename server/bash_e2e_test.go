@@ -68,7 +68,7 @@ func TestBashGoldens(t *testing.T) {
 type timedUpdates struct {
 	mu  sync.Mutex
 	at  []time.Time
-	ups []acp.SessionUpdate
+	ups []acp.Update
 }
 
 func recordTimes(h *harness) *timedUpdates {
@@ -90,7 +90,7 @@ func recordTimes(h *harness) *timedUpdates {
 }
 
 // find returns the time of the first update matching f.
-func (tu *timedUpdates) find(f func(acp.SessionUpdate) bool) (time.Time, bool) {
+func (tu *timedUpdates) find(f func(acp.Update) bool) (time.Time, bool) {
 	tu.mu.Lock()
 	defer tu.mu.Unlock()
 	for i, u := range tu.ups {
@@ -101,15 +101,16 @@ func (tu *timedUpdates) find(f func(acp.SessionUpdate) bool) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func liveData(u acp.SessionUpdate) string {
-	if x := u.ToolCallExtra; x != nil && x.TerminalOutput != nil {
-		return x.TerminalOutput.Data
+func liveData(u acp.Update) string {
+	if c, _ := toolCard(u); c.Meta != nil && c.Meta.TerminalOutput != nil {
+		return c.Meta.TerminalOutput.Data
 	}
 	return ""
 }
 
-func isFinal(u acp.SessionUpdate) bool {
-	return u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed
+func isFinal(u acp.Update) bool {
+	c, _ := toolCard(u)
+	return c.Status == acp.StatusCompleted || c.Status == acp.StatusFailed
 }
 
 // TestBashTicksOnTheWire: the first line of a command that then sleeps
@@ -124,9 +125,9 @@ func TestBashTicksOnTheWire(t *testing.T) {
 	if stop, err := h.prompt(sid, "tick"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
-	tick1, ok1 := tu.find(func(u acp.SessionUpdate) bool { return liveData(u) == "tick1\n" })
-	tick2, ok2 := tu.find(func(u acp.SessionUpdate) bool { return liveData(u) == "tick2\n" && !isFinal(u) })
-	final, ok3 := tu.find(func(u acp.SessionUpdate) bool { return u.SessionUpdate == acp.UpdateToolCallUpdate && isFinal(u) })
+	tick1, ok1 := tu.find(func(u acp.Update) bool { return liveData(u) == "tick1\n" })
+	tick2, ok2 := tu.find(func(u acp.Update) bool { return liveData(u) == "tick2\n" && !isFinal(u) })
+	final, ok3 := tu.find(func(u acp.Update) bool { return u.SessionUpdateKind() == acp.UpdateToolCallUpdate && isFinal(u) })
 	if !ok1 || !ok2 || !ok3 {
 		t.Fatalf("updates missing (tick1 %v, tick2 %v, final %v)", ok1, ok2, ok3)
 	}
@@ -268,25 +269,25 @@ func TestBashLargeOutputE2E(t *testing.T) {
 		t.Errorf("the model got %d bytes ending %q", len(toolMsg), toolMsg[max(0, len(toolMsg)-150):])
 	}
 	us := h.sessionUpdates()
-	last := us[len(us)-1]
+	var last acp.ToolCallUpdate
 	for i := len(us) - 1; i >= 0; i-- {
-		if us[i].SessionUpdate == acp.UpdateToolCallUpdate && isFinal(us[i]) {
-			last = us[i]
+		if c, ok := us[i].(acp.ToolCallUpdate); ok && isFinal(c) {
+			last = c
 			break
 		}
 	}
-	if len(last.ToolContent) != 2 || last.ToolContent[1].Content == nil {
-		t.Fatalf("final card content %+v", last.ToolContent)
+	if len(last.Content) != 2 || last.Content[1].Content == nil {
+		t.Fatalf("final card content %+v", last.Content)
 	}
-	card := last.ToolContent[1].Content.Text
+	card := last.Content[1].Content.Text
 	if !strings.HasPrefix(card, "```console\né") || !strings.Contains(card, "[output truncated; full output: /") || len(card) > 64000+300 || !utf8.ValidString(card) {
 		t.Errorf("final card: %d bytes, starts %q, ends %q", len(card), card[:min(20, len(card))], card[max(0, len(card)-120):])
 	}
 	snapshots := 0
 	for _, u := range us {
-		if u.SessionUpdate == acp.UpdateToolCallUpdate && !isFinal(u) && len(u.ToolContent) > 0 {
+		if c, ok := u.(acp.ToolCallUpdate); ok && !isFinal(c) && len(c.Content) > 0 {
 			snapshots++
-			if text := u.ToolContent[len(u.ToolContent)-1].Content.Text; len(text) > 9000 || !utf8.ValidString(text) {
+			if text := c.Content[len(c.Content)-1].Content.Text; len(text) > 9000 || !utf8.ValidString(text) {
 				t.Errorf("snapshot of %d bytes", len(text))
 			}
 		}

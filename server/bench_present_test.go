@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
-	"github.com/dsh-acp/dsh-acp/bridge"
+	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -50,7 +50,7 @@ func runPresentPair(b *testing.B, reg *tools.Registry, send func(acp.SessionNoti
 			{Data: session.ToolResult{CallID: "call_1", Content: []tools.Content{tools.Text("ok")}, Meta: json.RawMessage(`{"line":2}`)}},
 		}
 	}
-	p := bridge.NewPresenter(bridge.View{Cwd: "/proj", LineBase: 1}, reg)
+	p := present.NewPresenter(present.View{Cwd: "/proj", LineBase: 1}, reg)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, ev := range pairs[i%distinct] {

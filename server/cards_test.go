@@ -128,25 +128,26 @@ func TestCardGoldens(t *testing.T) {
 
 // checkToolCallsEnd: every announced tool call gets exactly one final
 // status, and no update names a call that was not announced.
-func checkToolCallsEnd(t *testing.T, us []acp.SessionUpdate) {
+func checkToolCallsEnd(t *testing.T, us []acp.Update) {
 	t.Helper()
 	announced, final := map[string]bool{}, map[string]int{}
 	for _, u := range us {
-		switch u.SessionUpdate {
-		case acp.UpdateToolCall:
-			if announced[u.ToolCallID] {
-				t.Errorf("tool_call %s sent twice", u.ToolCallID)
+		switch c := u.(type) {
+		case acp.ToolCall:
+			if announced[c.ToolCallID] {
+				t.Errorf("tool_call %s sent twice", c.ToolCallID)
 			}
-			announced[u.ToolCallID] = true
-		case acp.UpdateToolCallUpdate:
-			if !announced[u.ToolCallID] {
-				t.Errorf("tool_call_update for unannounced %s", u.ToolCallID)
+			announced[c.ToolCallID] = true
+		case acp.ToolCallUpdate:
+			if !announced[c.ToolCallID] {
+				t.Errorf("tool_call_update for unannounced %s", c.ToolCallID)
 			}
 		default:
 			continue
 		}
-		if u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed {
-			final[u.ToolCallID]++
+		if isFinal(u) {
+			c, _ := toolCard(u)
+			final[c.ToolCallID]++
 		}
 	}
 	for id := range announced {
@@ -166,7 +167,7 @@ func TestCancelTerminalCard(t *testing.T) {
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
 	waitFor(t, func() bool {
 		for _, u := range h.sessionUpdates() {
-			if x := u.ToolCallExtra; x != nil && x.TerminalOutput != nil && x.TerminalOutput.Data == "line two\n" {
+			if liveData(u) == "line two\n" {
 				return true
 			}
 		}
@@ -192,10 +193,10 @@ func BenchmarkPresentPair(b *testing.B) {
 // checkCancelledTerminal: the last update closes a live terminal card the
 // way INTERFACE.md says for a cancelled call: failed, one last
 // "[cancelled by the user]" line and signal SIGTERM.
-func checkCancelledTerminal(t *testing.T, us []acp.SessionUpdate) {
+func checkCancelledTerminal(t *testing.T, us []acp.Update) {
 	t.Helper()
-	last := us[len(us)-1]
-	x := last.ToolCallExtra
+	last, _ := toolCard(us[len(us)-1])
+	x := last.Meta
 	if last.Status != acp.StatusFailed || x == nil || x.TerminalExit == nil || x.TerminalExit.Signal == nil || *x.TerminalExit.Signal != "SIGTERM" ||
 		x.TerminalOutput == nil || x.TerminalOutput.Data != "[cancelled by the user]\n" {
 		b, _ := json.Marshal(last)

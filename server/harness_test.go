@@ -157,10 +157,10 @@ func (h *harness) prompt(sid, text string) (acp.StopReason, error) {
 	return pr.StopReason, err
 }
 
-func (h *harness) sessionUpdates() []acp.SessionUpdate {
+func (h *harness) sessionUpdates() []acp.Update {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]acp.SessionUpdate, 0, len(h.updates))
+	out := make([]acp.Update, 0, len(h.updates))
 	for _, n := range h.updates {
 		out = append(out, n.Update)
 	}
@@ -168,11 +168,19 @@ func (h *harness) sessionUpdates() []acp.SessionUpdate {
 }
 
 // joined concatenates the text of chunks of one kind.
-func joined(us []acp.SessionUpdate, kind string) string {
+func joined(us []acp.Update, kind string) string {
 	var b strings.Builder
 	for _, u := range us {
-		if u.SessionUpdate == kind && u.Content != nil {
-			b.WriteString(u.Content.Text)
+		if u.SessionUpdateKind() != kind {
+			continue
+		}
+		switch c := u.(type) {
+		case acp.AgentMessageChunk:
+			b.WriteString(c.Content.Text)
+		case acp.AgentThoughtChunk:
+			b.WriteString(c.Content.Text)
+		case acp.UserMessageChunk:
+			b.WriteString(c.Content.Text)
 		}
 	}
 	return b.String()
@@ -233,4 +241,18 @@ func (h *harness) cancelPrompt(sid string, ch <-chan acpclient.Message, limit ti
 		h.t.Fatalf("cancelled prompt answered %s / %v", m.Result, m.Error)
 	}
 	return took
+}
+
+// toolCard is the tool call fields of u, a tool_call (as the update it
+// amounts to) or a tool_call_update; ok is false for other kinds.
+func toolCard(u acp.Update) (c acp.ToolCallUpdate, ok bool) {
+	switch x := u.(type) {
+	case acp.ToolCallUpdate:
+		return x, true
+	case acp.ToolCall:
+		title := x.Title
+		return acp.ToolCallUpdate{ToolCallID: x.ToolCallID, Title: &title, Kind: x.Kind, Status: x.Status, Locations: x.Locations,
+			RawInput: x.RawInput, RawOutput: x.RawOutput, Meta: x.Meta, Content: x.Content}, true
+	}
+	return acp.ToolCallUpdate{}, false
 }

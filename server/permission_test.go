@@ -75,7 +75,7 @@ func TestPermissionAnswers(t *testing.T) {
 			}
 			req := pc.asked[0]
 			if req.ToolCall.Status != acp.StatusPending || req.ToolCall.Title == nil || *req.ToolCall.Title != "Edit a.txt" ||
-				len(req.ToolCall.ToolContent) != 1 || req.ToolCall.ToolContent[0].Type != "diff" || len(req.Options) != 4 {
+				len(req.ToolCall.Content) != 1 || req.ToolCall.Content[0].Type != "diff" || len(req.Options) != 4 {
 				b, _ := json.Marshal(req)
 				t.Errorf("permission request = %s", b)
 			}
@@ -85,11 +85,11 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 }
 
-func finalStatuses(us []acp.SessionUpdate) string {
+func finalStatuses(us []acp.Update) string {
 	var out []string
 	for _, u := range us {
-		if u.SessionUpdate == acp.UpdateToolCallUpdate && (u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed) {
-			out = append(out, string(u.Status))
+		if c, ok := u.(acp.ToolCallUpdate); ok && isFinal(c) {
+			out = append(out, string(c.Status))
 		}
 	}
 	return strings.Join(out, ",")
@@ -143,11 +143,10 @@ func TestPlanModeRefuses(t *testing.T) {
 	if pc.count() != 0 {
 		t.Errorf("asked %d times in plan mode", pc.count())
 	}
-	us := h.sessionUpdates()
-	last := us[len(us)-1]
-	for _, u := range us {
-		if u.Status == acp.StatusFailed {
-			last = u
+	var last acp.ToolCallUpdate
+	for _, u := range h.sessionUpdates() {
+		if c, _ := toolCard(u); c.Status == acp.StatusFailed {
+			last = c
 		}
 	}
 	b, _ := json.Marshal(last)
@@ -193,14 +192,14 @@ func TestTerminalPendingUntilAllowed(t *testing.T) {
 	}
 	var seq []string
 	for _, u := range h.sessionUpdates() {
-		if u.ToolCallID != "" && u.Status != "" {
-			seq = append(seq, u.SessionUpdate+":"+string(u.Status))
+		if c, ok := toolCard(u); ok && c.Status != "" {
+			seq = append(seq, u.SessionUpdateKind()+":"+string(c.Status))
 		}
 	}
 	if got := strings.Join(seq, " "); got != "tool_call:pending tool_call_update:in_progress tool_call_update:completed" {
 		t.Errorf("statuses: %s", got)
 	}
-	if pc.count() != 1 || len(pc.asked[0].ToolCall.ToolContent) != 2 || pc.asked[0].ToolCall.ToolContent[1].Type != "terminal" {
+	if pc.count() != 1 || len(pc.asked[0].ToolCall.Content) != 2 || pc.asked[0].ToolCall.Content[1].Type != "terminal" {
 		b, _ := json.Marshal(pc.asked)
 		t.Errorf("permission requests: %s", b)
 	}

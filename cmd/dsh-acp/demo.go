@@ -63,7 +63,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	p := &demoPrinter{w: stdout, cwd: work}
 	client.OnMessage = p.message
 	client.OnRequest = func(method string, params json.RawMessage) (any, error) {
-		if method == "session/request_permission" {
+		if method == acp.MethodSessionRequestPermission {
 			var req acp.RequestPermissionRequest
 			_ = json.Unmarshal(params, &req)
 			title := ""
@@ -71,7 +71,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 				title = *req.ToolCall.Title
 			}
 			fmt.Fprintf(stdout, "%-19s %s %q -> allow-once\n", "request_permission", req.ToolCall.ToolCallID, title)
-			return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}, nil
+			return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeSelected, OptionID: "allow-once"}}, nil
 		}
 		return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: "the demo client does not serve " + method}
 	}
@@ -131,65 +131,74 @@ func (p *demoPrinter) message(m acpclient.Message) {
 		fmt.Fprintf(p.w, "invalid     %v\n", err)
 		return
 	}
-	u := n.Update
 	var parts []string
-	switch u.SessionUpdate {
-	case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateUserMessageChunk:
-		if u.Content != nil {
-			parts = append(parts, fmt.Sprintf("%q", u.Content.Text))
-		}
-	case acp.UpdateToolCall, acp.UpdateToolCallUpdate:
-		parts = append(parts, u.ToolCallID)
-		if u.Title != nil {
-			parts = append(parts, fmt.Sprintf("title=%q", *u.Title))
-		}
-		if u.Kind != "" {
-			parts = append(parts, "kind="+string(u.Kind))
-		}
-		if u.Status != "" {
-			parts = append(parts, "status="+string(u.Status))
-		}
-		for _, c := range u.ToolContent {
-			switch c.Type {
-			case "diff":
-				old := "null"
-				if c.OldText != nil {
-					old = fmt.Sprintf("%q", *c.OldText)
-				}
-				parts = append(parts, fmt.Sprintf("diff %s: %s -> %q", strings.TrimPrefix(c.Path, p.cwd+"/"), old, c.NewText))
-			case "terminal":
-				parts = append(parts, "terminal="+c.TerminalID)
-			case "content":
-				if c.Content != nil {
-					parts = append(parts, fmt.Sprintf("text=%q", c.Content.Text))
-				}
-			}
-		}
-		if x := u.ToolCallExtra; x != nil {
-			if x.TerminalOutput != nil && x.TerminalOutput.Data != "" {
-				parts = append(parts, fmt.Sprintf("output=%q", x.TerminalOutput.Data))
-			}
-			if x.TerminalExit != nil {
-				if x.TerminalExit.ExitCode != nil {
-					parts = append(parts, fmt.Sprintf("exit=%d", *x.TerminalExit.ExitCode))
-				}
-				if x.TerminalExit.Signal != nil {
-					parts = append(parts, "signal="+*x.TerminalExit.Signal)
-				}
-			}
-		}
-	case acp.UpdatePlan:
+	switch u := n.Update.(type) {
+	case acp.AgentMessageChunk:
+		parts = append(parts, fmt.Sprintf("%q", u.Content.Text))
+	case acp.AgentThoughtChunk:
+		parts = append(parts, fmt.Sprintf("%q", u.Content.Text))
+	case acp.UserMessageChunk:
+		parts = append(parts, fmt.Sprintf("%q", u.Content.Text))
+	case acp.ToolCall:
+		parts = p.toolCard(u.ToolCallID, &u.Title, u.Kind, u.Status, u.Content, u.Meta)
+	case acp.ToolCallUpdate:
+		parts = p.toolCard(u.ToolCallID, u.Title, u.Kind, u.Status, u.Content, u.Meta)
+	case acp.Plan:
 		for _, e := range u.Entries {
 			parts = append(parts, fmt.Sprintf("[%s] %s", e.Status, e.Content))
 		}
-	case acp.UpdateSessionInfo:
-		if u.InfoTitle != nil {
-			parts = append(parts, fmt.Sprintf("title=%q", *u.InfoTitle))
+	case acp.SessionInfoUpdate:
+		if u.Title != nil {
+			parts = append(parts, fmt.Sprintf("title=%q", *u.Title))
 		}
-	case acp.UpdateCurrentMode:
+	case acp.CurrentModeUpdate:
 		parts = append(parts, u.CurrentModeID)
 	}
-	fmt.Fprintf(p.w, "%-19s %s\n", u.SessionUpdate, strings.Join(parts, " "))
+	fmt.Fprintf(p.w, "%-19s %s\n", n.Update.SessionUpdateKind(), strings.Join(parts, " "))
+}
+
+// toolCard is the salient fields of a tool call or its update.
+func (p *demoPrinter) toolCard(id string, title *string, kind acp.ToolKind, status acp.ToolCallStatus, content []acp.ToolCallContent, meta *acp.ToolCallMeta) []string {
+	parts := []string{id}
+	if title != nil {
+		parts = append(parts, fmt.Sprintf("title=%q", *title))
+	}
+	if kind != "" {
+		parts = append(parts, "kind="+string(kind))
+	}
+	if status != "" {
+		parts = append(parts, "status="+string(status))
+	}
+	for _, c := range content {
+		switch c.Type {
+		case acp.DiffItem:
+			old := "null"
+			if c.OldText != nil {
+				old = fmt.Sprintf("%q", *c.OldText)
+			}
+			parts = append(parts, fmt.Sprintf("diff %s: %s -> %q", strings.TrimPrefix(c.Path, p.cwd+"/"), old, c.NewText))
+		case acp.TerminalItem:
+			parts = append(parts, "terminal="+c.TerminalID)
+		case acp.ContentItem:
+			if c.Content != nil {
+				parts = append(parts, fmt.Sprintf("text=%q", c.Content.Text))
+			}
+		}
+	}
+	if meta != nil {
+		if meta.TerminalOutput != nil && meta.TerminalOutput.Data != "" {
+			parts = append(parts, fmt.Sprintf("output=%q", meta.TerminalOutput.Data))
+		}
+		if meta.TerminalExit != nil {
+			if meta.TerminalExit.ExitCode != nil {
+				parts = append(parts, fmt.Sprintf("exit=%d", *meta.TerminalExit.ExitCode))
+			}
+			if meta.TerminalExit.Signal != nil {
+				parts = append(parts, "signal="+*meta.TerminalExit.Signal)
+			}
+		}
+	}
+	return parts
 }
 
 // copyEmbedded copies the embedded directory dir to dst.

@@ -1,9 +1,10 @@
-package bridge
+package present
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -22,10 +23,13 @@ func TestResultTitleFallsBackToCallPath(t *testing.T) {
 	p := NewPresenter(View{Cwd: "/proj", LineBase: 1}, lookup)
 	call := p.Updates(session.Event{Data: session.ToolCall{CallID: "c", Name: "touch", Arguments: "{}"}})
 	res := p.Updates(session.Event{Data: session.ToolResult{CallID: "c", Content: []tools.Content{tools.Text("ok")}}})
-	if len(call) != 1 || *call[0].Title != "Touch src/a.go" {
+	if len(call) != 1 || call[0].(acp.ToolCall).Title != "Touch src/a.go" {
 		t.Fatalf("call title = %+v", call)
 	}
-	if len(res) != 1 || res[0].Title == nil || *res[0].Title != "Touched src/a.go" {
-		t.Errorf("result title = %v", res[0].Title)
+	if len(res) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if u := res[0].(acp.ToolCallUpdate); u.Title == nil || *u.Title != "Touched src/a.go" {
+		t.Errorf("result title = %v", u.Title)
 	}
 }

@@ -1,4 +1,4 @@
-package bridge
+package present
 
 import (
 	"encoding/json"
@@ -16,11 +16,11 @@ import (
 func TestUpdatesKeepTheirValues(t *testing.T) {
 	p := NewPresenter(View{Cwd: "/proj", LineBase: 1}, fakeTools())
 	type kept struct {
-		us   []acp.SessionUpdate
+		us   []acp.Update
 		json string
 	}
 	var all []kept
-	keep := func(ev session.Event) []acp.SessionUpdate {
+	keep := func(ev session.Event) []acp.Update {
 		us := p.Updates(ev)
 		b, err := json.Marshal(us)
 		if err != nil {
@@ -44,16 +44,17 @@ func TestUpdatesKeepTheirValues(t *testing.T) {
 		}
 		rs := keep(session.Event{Data: result(id, "done")})
 		want := `"/proj/` + path + `"`
-		for _, u := range [][]acp.SessionUpdate{us, rs} {
-			if len(u) != 1 || len(u[0].Locations) != 1 || u[0].Title == nil {
+		for _, u := range [][]acp.Update{us, rs} {
+			locs, titled := cardLocations(u)
+			if len(locs) != 1 || !titled {
 				t.Fatalf("call %d: updates %+v", i, u)
 			}
-			if got, _ := json.Marshal(u[0].Locations[0].Path); string(got) != want {
+			if got, _ := json.Marshal(locs[0].Path); string(got) != want {
 				t.Errorf("call %d: location %s, want %s", i, got, want)
 			}
 		}
-		if tool == "read" && *us[0].Locations[0].Line != i+1 {
-			t.Errorf("call %d: line %d, want %d", i, *us[0].Locations[0].Line, i+1)
+		if locs, _ := cardLocations(us); tool == "read" && *locs[0].Line != i+1 {
+			t.Errorf("call %d: line %d, want %d", i, *locs[0].Line, i+1)
 		}
 	}
 	for i, k := range all {
@@ -65,4 +66,19 @@ func TestUpdatesKeepTheirValues(t *testing.T) {
 			t.Errorf("update list %d has no absolute path: %s", i, k.json)
 		}
 	}
+}
+
+// cardLocations is the locations of a one-card update list, and whether
+// the card has a title.
+func cardLocations(us []acp.Update) ([]acp.ToolCallLocation, bool) {
+	if len(us) != 1 {
+		return nil, false
+	}
+	switch u := us[0].(type) {
+	case acp.ToolCall:
+		return u.Locations, u.Title != ""
+	case acp.ToolCallUpdate:
+		return u.Locations, u.Title != nil
+	}
+	return nil, false
 }

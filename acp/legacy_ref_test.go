@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// The reflective MarshalJSON methods the hand-written encoder replaced,
-// kept verbatim (on mirror types) as the reference its output must match
-// byte for byte.
+// The reflective MarshalJSON methods of the old one-struct SessionUpdate
+// (the reference its hand-written encoder matched byte for byte, and so
+// the bytes of the golden transcripts), kept on mirror types as the
+// reference the variants must match.
 
 type refContentBlock struct {
 	Type        string            `json:"type"`
@@ -20,7 +21,7 @@ type refContentBlock struct {
 	Description string            `json:"description,omitempty"`
 	Size        *int64            `json:"size,omitempty"`
 	Resource    *EmbeddedResource `json:"resource,omitempty"`
-	Annotations json.RawMessage   `json:"annotations,omitempty"`
+	Annotations *Annotations      `json:"annotations,omitempty"`
 	Meta        Meta              `json:"_meta,omitempty"`
 }
 
@@ -28,10 +29,10 @@ func (b refContentBlock) MarshalJSON() ([]byte, error) {
 	type plain refContentBlock
 	if b.Type == "text" {
 		return json.Marshal(struct {
-			Type        string          `json:"type"`
-			Text        string          `json:"text"`
-			Annotations json.RawMessage `json:"annotations,omitempty"`
-			Meta        Meta            `json:"_meta,omitempty"`
+			Type        string       `json:"type"`
+			Text        string       `json:"text"`
+			Annotations *Annotations `json:"annotations,omitempty"`
+			Meta        Meta         `json:"_meta,omitempty"`
 		}{b.Type, b.Text, b.Annotations, b.Meta})
 	}
 	return json.Marshal(plain(b))
@@ -132,8 +133,37 @@ func refItems(items []ToolCallContent) []refToolCallContent {
 	return out
 }
 
-func refUpdate(u SessionUpdate) refSessionUpdate {
-	return refSessionUpdate{u.SessionUpdate, refBlock(u.Content), u.ToolCallID, u.Title, u.Kind, u.Status,
-		refItems(u.ToolContent), u.Locations, u.RawInput, u.RawOutput, u.ToolCallExtra, u.Entries,
-		u.AvailableCommands, u.CurrentModeID, u.InfoTitle, u.UpdatedAt}
+// legacyOf is u as the old one-struct SessionUpdate held it (u must use
+// only the fields that struct had).
+func legacyOf(u Update) refSessionUpdate {
+	r := refSessionUpdate{SessionUpdate: u.SessionUpdateKind()}
+	chunk := func(c ContentChunk) {
+		r.Content = refBlock(&c.Content)
+	}
+	switch x := u.(type) {
+	case UserMessageChunk:
+		chunk(ContentChunk(x))
+	case AgentMessageChunk:
+		chunk(ContentChunk(x))
+	case AgentThoughtChunk:
+		chunk(ContentChunk(x))
+	case ToolCall:
+		title := x.Title
+		r.ToolCallID, r.Title, r.Kind, r.Status = x.ToolCallID, &title, x.Kind, x.Status
+		r.Locations, r.RawInput, r.RawOutput, r.ToolCallExtra, r.ToolContent = x.Locations, x.RawInput, x.RawOutput, x.Meta, refItems(x.Content)
+	case ToolCallUpdate:
+		r.ToolCallID, r.Title, r.Kind, r.Status = x.ToolCallID, x.Title, x.Kind, x.Status
+		r.Locations, r.RawInput, r.RawOutput, r.ToolCallExtra, r.ToolContent = x.Locations, x.RawInput, x.RawOutput, x.Meta, refItems(x.Content)
+	case Plan:
+		r.Entries = x.Entries
+	case AvailableCommandsUpdate:
+		r.AvailableCommands = x.AvailableCommands
+	case CurrentModeUpdate:
+		r.CurrentModeID = x.CurrentModeID
+	case SessionInfoUpdate:
+		r.InfoTitle, r.UpdatedAt = x.Title, x.UpdatedAt
+	default:
+		panic("no legacy form for " + u.SessionUpdateKind())
+	}
+	return r
 }

@@ -1,4 +1,4 @@
-package bridge
+package present
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -249,7 +250,7 @@ func runCase(t *testing.T, c presentCase) [][]string {
 	for i, s := range c.steps {
 		now = t0.Add(s.at)
 		for _, u := range p.Updates(session.Event{Seq: int64(i), Data: s.ev}) {
-			b, err := json.Marshal(u)
+			b, err := acp.MarshalUpdate(u)
 			if err != nil {
 				t.Fatalf("step %d (%s): marshal: %v", i, s.ev.EventType(), err)
 			}
@@ -858,10 +859,14 @@ func TestSnapshotTail(t *testing.T) {
 	p.Updates(session.Event{Data: call("t1", "bash", `{"command":"yes"}`)})
 	out := strings.Repeat("€", 3000) + "\n" // 9001 bytes, 3-byte runes
 	us := p.Updates(session.Event{Data: prog("t1", out)})
-	if len(us) != 1 || len(us[0].ToolContent) != 1 || us[0].ToolContent[0].Content == nil {
+	var snap acp.ToolCallUpdate
+	if len(us) == 1 {
+		snap, _ = us[0].(acp.ToolCallUpdate)
+	}
+	if len(snap.Content) != 1 || snap.Content[0].Content == nil {
 		t.Fatalf("want one update with one text item, got %+v", us)
 	}
-	text := us[0].ToolContent[0].Content.Text
+	text := snap.Content[0].Content.Text
 	body, ok := strings.CutPrefix(text, "```console\n")
 	if ok {
 		body, ok = strings.CutSuffix(body, "\n```")
