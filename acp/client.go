@@ -33,7 +33,7 @@ var _ Client = (*Conn)(nil)
 
 // SessionUpdate implements Client.
 func (c *Conn) SessionUpdate(_ context.Context, n SessionNotification) error {
-	return c.Notify(MethodSessionUpdate, &n)
+	return c.stream.writeNotification(MethodSessionUpdate, &n, nil)
 }
 
 // RequestPermission implements Client.

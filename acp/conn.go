@@ -130,13 +130,13 @@ func (c *Conn) drain() {
 func (c *Conn) Notify(method string, params any) error {
 	switch n := params.(type) {
 	case SessionNotification:
-		return c.stream.writeNotification(method, &n)
+		return c.stream.writeNotification(method, &n, nil)
 	case *SessionNotification:
 		if n != nil {
-			return c.stream.writeNotification(method, n)
+			return c.stream.writeNotification(method, n, nil)
 		}
 	}
-	return c.stream.writeNotification(method, params)
+	return c.stream.writeNotification(method, nil, params)
 }
 
 // Call sends a request to the editor and waits for its answer, decoded

@@ -128,7 +128,14 @@ func refItems(items []ToolCallContent) []refToolCallContent {
 	}
 	out := make([]refToolCallContent, len(items))
 	for i, c := range items {
-		out[i] = refToolCallContent{c.Type, refBlock(c.Content), c.Path, c.OldText, c.NewText, c.TerminalID}
+		switch x := c.(type) {
+		case Content:
+			out[i] = refToolCallContent{Type: ContentItem, Content: refBlock(&x.Content)}
+		case Diff:
+			out[i] = refToolCallContent{Type: DiffItem, Path: x.Path, OldText: x.OldText, NewText: x.NewText}
+		case Terminal:
+			out[i] = refToolCallContent{Type: TerminalItem, TerminalID: x.TerminalID}
+		}
 	}
 	return out
 }

@@ -54,7 +54,7 @@ func TestNotifyDirectPath(t *testing.T) {
 		}
 	}
 	out.Reset()
-	bad := SessionNotification{SessionID: "s", Update: ToolCallUpdate{ToolCallID: "c", Content: []ToolCallContent{{Type: "bogus"}}}}
+	bad := SessionNotification{SessionID: "s", Update: ToolCallUpdate{ToolCallID: "c", RawInput: json.RawMessage("{")}}
 	if err := c.Notify(MethodSessionUpdate, bad); err == nil || out.Len() != 0 {
 		t.Errorf("an invalid update: err %v, wrote %q", err, out.String())
 	}
@@ -133,6 +133,26 @@ func TestNotifyLinesDoNotInterleave(t *testing.T) {
 	for k, n := range next {
 		if n != each {
 			t.Errorf("writer %d: %d messages arrived, want %d", k, n, each)
+		}
+	}
+}
+
+// TestEncodeString: the short path for plain strings writes what
+// json.Marshal writes, for every single byte and the tricky strings.
+func TestEncodeString(t *testing.T) {
+	in := append([]string{"session/update", "sess_0123456789abcdef", "a b~"}, trickyStrings...)
+	for c := range 256 {
+		in = append(in, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, s := range in {
+		b.Reset()
+		if err := encodeString(&b, enc, s); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(s); b.String() != string(want) {
+			t.Errorf("encodeString(%q) = %s, want %s", s, b.String(), want)
 		}
 	}
 }

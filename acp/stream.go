@@ -192,12 +192,12 @@ func (s *lineStream) WriteObject(obj any) error {
 const maxKeptBuffer = 1 << 20
 
 // writeNotification writes the notification {jsonrpc, method, params}
-// as one line in one Write call, under the same lock as WriteObject.
-// Params are encoded as json.Marshal encodes them (HTML escaping); a
-// *SessionNotification is encoded straight into the line (see
-// SessionNotification.encode). It returns the encoding error (nothing is
+// as one line in one Write call, under the same lock as WriteObject. The
+// params are n when it is non-nil, encoded straight into the line (see
+// SessionNotification.encode), else params, encoded as json.Marshal
+// encodes them (HTML escaping). It returns the encoding error (nothing is
 // written then) or the write error.
-func (s *lineStream) writeNotification(method string, params any) error {
+func (s *lineStream) writeNotification(method string, n *SessionNotification, params any) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -206,10 +206,10 @@ func (s *lineStream) writeNotification(method string, params any) error {
 	b := &s.nbuf
 	b.Reset()
 	b.WriteString(`{"jsonrpc":"2.0","method":`)
-	err := encodeValue(b, s.nenc, method)
+	err := encodeString(b, s.nenc, method)
 	b.WriteString(`,"params":`)
 	if err == nil {
-		if n, ok := params.(*SessionNotification); ok {
+		if n != nil {
 			err = n.encode(b, s.nenc)
 		} else {
 			err = encodeValue(b, s.nenc, params)

@@ -111,7 +111,8 @@ const (
 	StatusFailed     ToolCallStatus = "failed"
 )
 
-// The tool call content types of ACP v1 (schema type ToolCallContent).
+// The tool call content types of ACP v1 (schema type ToolCallContent),
+// one per [ToolCallContent] variant.
 const (
 	ContentItem  = "content"
 	DiffItem     = "diff"
@@ -119,76 +120,118 @@ const (
 )
 
 // ToolCallContent is one item of a tool call's content (schema type
-// ToolCallContent), discriminated by Type: "content" (schema Content:
-// Content set), "diff" (schema Diff: Path, OldText, NewText; OldText nil
-// is written as an explicit null, meaning a new file) or "terminal"
-// (schema Terminal: TerminalID).
-type ToolCallContent struct {
-	Type       string
-	Content    *ContentBlock
-	Path       string
-	OldText    *string
-	NewText    string
-	TerminalID string
+// ToolCallContent). The set is closed: Content, Diff and Terminal, always
+// used as values. Each variant writes its own `type` member (its Type
+// field, whose type has a single value: leave it zero).
+type ToolCallContent interface {
+	// ToolCallContentType is the item's type (ContentItem, DiffItem or
+	// TerminalItem).
+	ToolCallContentType() string
+	isToolCallContent()
 }
 
-// TextContent returns a "content" item holding a text block.
-func TextContent(s string) ToolCallContent {
-	b := TextBlock(s)
-	return ToolCallContent{Type: ContentItem, Content: &b}
+// Content is a content block shown on the card (schema type Content).
+type Content struct {
+	Type    contentTag   `json:"type"`
+	Content ContentBlock `json:"content"`
+	Meta    Meta         `json:"_meta,omitempty"`
 }
 
-// MarshalJSON writes only the fields of the item's type, in the order
-// listed above; an unknown Type, or a "content" item without Content, is
-// an error.
-func (c ToolCallContent) MarshalJSON() ([]byte, error) {
-	switch c.Type {
-	case ContentItem:
-		if c.Content == nil {
-			return nil, fmt.Errorf("acp: content item without a content block")
-		}
-		return json.Marshal(contentItem{c.Type, c.Content})
-	case DiffItem:
-		return json.Marshal(diffItem{c.Type, c.Path, c.OldText, c.NewText})
-	case TerminalItem:
-		return json.Marshal(terminalItem{c.Type, c.TerminalID})
-	}
-	return nil, fmt.Errorf("acp: unknown tool call content type %q", c.Type)
+// Diff is a file change (schema type Diff): Path is absolute; OldText nil
+// is written as an explicit null, meaning there was no file.
+type Diff struct {
+	Type    diffTag `json:"type"`
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+	Meta    Meta    `json:"_meta,omitempty"`
 }
 
-// The wire shapes of the three ToolCallContent items.
+// Terminal embeds a terminal the editor created (terminal/create) or,
+// with Zed's convention, one the agent streams (schema type Terminal).
+type Terminal struct {
+	Type       terminalTag `json:"type"`
+	TerminalID string      `json:"terminalId"`
+	Meta       Meta        `json:"_meta,omitempty"`
+}
+
+// TextContent returns a Content item holding a text block.
+func TextContent(s string) Content { return Content{Content: TextBlock(s)} }
+
+// ToolCallContentType implements ToolCallContent.
+func (Content) ToolCallContentType() string  { return ContentItem }
+func (Diff) ToolCallContentType() string     { return DiffItem }
+func (Terminal) ToolCallContentType() string { return TerminalItem }
+
+func (Content) isToolCallContent()  {}
+func (Diff) isToolCallContent()     {}
+func (Terminal) isToolCallContent() {}
+
+// The discriminators of the ToolCallContent variants: each encodes as its
+// constant and decodes from anything (the container has read the type).
 type (
-	contentItem struct {
-		Type    string        `json:"type"`
-		Content *ContentBlock `json:"content"`
-	}
-	diffItem struct {
-		Type    string  `json:"type"`
-		Path    string  `json:"path"`
-		OldText *string `json:"oldText"`
-		NewText string  `json:"newText"`
-	}
-	terminalItem struct {
-		Type       string `json:"type"`
-		TerminalID string `json:"terminalId"`
-	}
+	contentTag  struct{}
+	diffTag     struct{}
+	terminalTag struct{}
 )
 
-// UnmarshalJSON reads any of the three item shapes.
-func (c *ToolCallContent) UnmarshalJSON(data []byte) error {
-	var w struct {
-		Type       string        `json:"type"`
-		Content    *ContentBlock `json:"content"`
-		Path       string        `json:"path"`
-		OldText    *string       `json:"oldText"`
-		NewText    string        `json:"newText"`
-		TerminalID string        `json:"terminalId"`
+var (
+	contentJSON  = []byte(`"` + ContentItem + `"`)
+	diffJSON     = []byte(`"` + DiffItem + `"`)
+	terminalJSON = []byte(`"` + TerminalItem + `"`)
+)
+
+func (contentTag) MarshalJSON() ([]byte, error)  { return contentJSON, nil }
+func (diffTag) MarshalJSON() ([]byte, error)     { return diffJSON, nil }
+func (terminalTag) MarshalJSON() ([]byte, error) { return terminalJSON, nil }
+func (*contentTag) UnmarshalJSON([]byte) error   { return nil }
+func (*diffTag) UnmarshalJSON([]byte) error      { return nil }
+func (*terminalTag) UnmarshalJSON([]byte) error  { return nil }
+
+// unmarshalToolCallContents reads a content list (nil for none or null)
+// into its variants; an item of an unknown type is an error.
+func unmarshalToolCallContents(data json.RawMessage) ([]ToolCallContent, error) {
+	if len(data) == 0 || string(data) == "null" {
+		return nil, nil
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, err
 	}
-	*c = ToolCallContent{Type: w.Type, Content: w.Content, Path: w.Path, OldText: w.OldText, NewText: w.NewText, TerminalID: w.TerminalID}
-	return nil
+	out := make([]ToolCallContent, 0, len(raw))
+	for _, item := range raw {
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(item, &probe); err != nil {
+			return nil, err
+		}
+		var (
+			c   ToolCallContent
+			err error
+		)
+		switch probe.Type {
+		case ContentItem:
+			c, err = decodeAs[Content](item)
+		case DiffItem:
+			c, err = decodeAs[Diff](item)
+		case TerminalItem:
+			c, err = decodeAs[Terminal](item)
+		default:
+			return nil, fmt.Errorf("acp: unknown tool call content type %q", probe.Type)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func decodeAs[T any](data []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(data, &v)
+	return v, err
 }
 
 // ToolCallLocation is a file the tool call touches (schema type

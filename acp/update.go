@@ -81,6 +81,22 @@ type ToolCall struct {
 	Content    []ToolCallContent  `json:"content,omitzero"`
 }
 
+// UnmarshalJSON reads a tool call, its content into the item variants.
+func (t *ToolCall) UnmarshalJSON(data []byte) error {
+	type plain ToolCall
+	var w struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	content, err := unmarshalToolCallContents(w.Content)
+	*t = ToolCall(w.plain)
+	t.Content = content
+	return err
+}
+
 // ToolCallUpdate patches a tool call (kind tool_call_update; schema type
 // ToolCallUpdate, also the card of a permission request): every field but
 // ToolCallID is optional and only set fields are written. A non-nil
@@ -97,6 +113,23 @@ type ToolCallUpdate struct {
 	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
 	Meta       *ToolCallMeta      `json:"_meta,omitempty"`
 	Content    []ToolCallContent  `json:"content,omitzero"`
+}
+
+// UnmarshalJSON reads a tool call update, its content into the item
+// variants (an absent or null content is nil).
+func (t *ToolCallUpdate) UnmarshalJSON(data []byte) error {
+	type plain ToolCallUpdate
+	var w struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	content, err := unmarshalToolCallContents(w.Content)
+	*t = ToolCallUpdate(w.plain)
+	t.Content = content
+	return err
 }
 
 // Plan is the agent's whole current plan (kind plan; schema type Plan):
@@ -346,7 +379,7 @@ func (n SessionNotification) MarshalJSON() ([]byte, error) {
 // encodeUpdate).
 func (n *SessionNotification) encode(b *bytes.Buffer, enc *json.Encoder) error {
 	b.WriteString(`{"sessionId":`)
-	if err := encodeValue(b, enc, n.SessionID); err != nil {
+	if err := encodeString(b, enc, n.SessionID); err != nil {
 		return err
 	}
 	b.WriteString(`,"update":`)
@@ -369,6 +402,21 @@ func encodeValue(b *bytes.Buffer, enc *json.Encoder, v any) error {
 		return err
 	}
 	b.Truncate(b.Len() - 1)
+	return nil
+}
+
+// encodeString appends s as a JSON string: quoted as it is when every
+// byte is printable ASCII that encoding/json keeps (the method names and
+// session ids this agent writes), else through enc.
+func encodeString(b *bytes.Buffer, enc *json.Encoder, s string) error {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return encodeValue(b, enc, s)
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 	return nil
 }
 

@@ -128,12 +128,11 @@ func (g *gen) items() []ToolCallContent {
 	for range g.r.IntN(4) {
 		switch g.r.IntN(3) {
 		case 0:
-			b := g.block(true)
-			out = append(out, ToolCallContent{Type: ContentItem, Content: &b})
+			out = append(out, Content{Content: g.block(true)})
 		case 1:
-			out = append(out, ToolCallContent{Type: DiffItem, Path: g.str(), OldText: g.strPtr(), NewText: g.str()})
+			out = append(out, Diff{Path: g.str(), OldText: g.strPtr(), NewText: g.str()})
 		default:
-			out = append(out, ToolCallContent{Type: TerminalItem, TerminalID: g.str()})
+			out = append(out, Terminal{TerminalID: g.str()})
 		}
 	}
 	return out
@@ -459,9 +458,8 @@ func TestUpdateVariantsMatchSchema(t *testing.T) {
 func validBlocks(u Update) Update {
 	fix := func(items []ToolCallContent) []ToolCallContent {
 		for i := range items {
-			if items[i].Content != nil {
-				b := TextBlock("x")
-				items[i].Content = &b
+			if _, ok := items[i].(Content); ok {
+				items[i] = TextContent("x")
 			}
 		}
 		return items
@@ -520,10 +518,10 @@ func BenchmarkMarshalUpdate(b *testing.B) {
 		AgentThoughtChunk{Content: TextBlock("thinking about <the> next step & more")},
 		ToolCall{ToolCallID: "call_00_0", Title: "Edit config.txt", Kind: "edit", Status: StatusPending,
 			Locations: []ToolCallLocation{{Path: "/proj/config.txt"}}, RawInput: json.RawMessage(`{"path":"config.txt"}`),
-			Content: []ToolCallContent{{Type: DiffItem, Path: "/proj/config.txt", OldText: &old, NewText: "mode=RELEASE\nlevel=info"}}},
+			Content: []ToolCallContent{Diff{Path: "/proj/config.txt", OldText: &old, NewText: "mode=RELEASE\nlevel=info"}}},
 		ToolCallUpdate{ToolCallID: "call_00_0", Status: StatusCompleted, RawOutput: JSONString("The file has been updated successfully."),
 			Locations: []ToolCallLocation{{Path: "/proj/config.txt", Line: &line}},
-			Content:   []ToolCallContent{{Type: DiffItem, Path: "/proj/config.txt", OldText: &old, NewText: "mode=RELEASE\nlevel=info"}}},
+			Content:   []ToolCallContent{Diff{Path: "/proj/config.txt", OldText: &old, NewText: "mode=RELEASE\nlevel=info"}}},
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

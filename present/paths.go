@@ -99,7 +99,7 @@ func (r *paths) diffItems(w *card, diffs []tools.FileDiff) []acp.ToolCallContent
 		out = make([]acp.ToolCallContent, 0, len(diffs))
 	}
 	for _, d := range diffs {
-		out = append(out, acp.ToolCallContent{Type: acp.DiffItem, Path: r.abs(d.Path), OldText: d.OldText, NewText: d.NewText})
+		out = append(out, acp.Diff{Path: r.abs(d.Path), OldText: d.OldText, NewText: d.NewText})
 	}
 	return out
 }

@@ -863,10 +863,14 @@ func TestSnapshotTail(t *testing.T) {
 	if len(us) == 1 {
 		snap, _ = us[0].(acp.ToolCallUpdate)
 	}
-	if len(snap.Content) != 1 || snap.Content[0].Content == nil {
+	var item acp.Content
+	if len(snap.Content) == 1 {
+		item, _ = snap.Content[0].(acp.Content)
+	}
+	if item.Content.Type != acp.BlockText {
 		t.Fatalf("want one update with one text item, got %+v", us)
 	}
-	text := snap.Content[0].Content.Text
+	text := item.Content.Text
 	body, ok := strings.CutPrefix(text, "```console\n")
 	if ok {
 		body, ok = strings.CutSuffix(body, "\n```")

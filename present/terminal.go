@@ -39,7 +39,7 @@ func (r *paths) terminalCall(tool tools.Tool, callID string, v tools.TerminalCal
 	}
 	parts.terminal, parts.desc, parts.cwd = true, v.Description, v.Cwd
 	if r.view.TerminalOutput {
-		parts.content = append(parts.content, acp.ToolCallContent{Type: acp.TerminalItem, TerminalID: callID})
+		parts.content = append(parts.content, acp.Terminal{TerminalID: callID})
 	}
 	return parts
 }

@@ -276,10 +276,14 @@ func TestBashLargeOutputE2E(t *testing.T) {
 			break
 		}
 	}
-	if len(last.Content) != 2 || last.Content[1].Content == nil {
+	var item acp.Content
+	if len(last.Content) == 2 {
+		item, _ = last.Content[1].(acp.Content)
+	}
+	if item.Content.Type != acp.BlockText {
 		t.Fatalf("final card content %+v", last.Content)
 	}
-	card := last.Content[1].Content.Text
+	card := item.Content.Text
 	if !strings.HasPrefix(card, "```console\né") || !strings.Contains(card, "[output truncated; full output: /") || len(card) > 64000+300 || !utf8.ValidString(card) {
 		t.Errorf("final card: %d bytes, starts %q, ends %q", len(card), card[:min(20, len(card))], card[max(0, len(card)-120):])
 	}
@@ -287,7 +291,8 @@ func TestBashLargeOutputE2E(t *testing.T) {
 	for _, u := range us {
 		if c, ok := u.(acp.ToolCallUpdate); ok && !isFinal(c) && len(c.Content) > 0 {
 			snapshots++
-			if text := c.Content[len(c.Content)-1].Content.Text; len(text) > 9000 || !utf8.ValidString(text) {
+			item, _ := c.Content[len(c.Content)-1].(acp.Content)
+			if text := item.Content.Text; len(text) > 9000 || !utf8.ValidString(text) {
 				t.Errorf("snapshot of %d bytes", len(text))
 			}
 		}

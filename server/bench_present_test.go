@@ -20,7 +20,7 @@ func benchPresentPair(b *testing.B, reg *tools.Registry) {
 	in, stop := io.Pipe()
 	conn := acp.NewConn(in, io.Discard, idleHandler{}, nil)
 	b.Cleanup(func() { stop.Close(); <-conn.Done() })
-	runPresentPair(b, reg, func(n acp.SessionNotification) error { return conn.Notify("session/update", n) })
+	runPresentPair(b, reg, func(n acp.SessionNotification) error { return conn.SessionUpdate(context.Background(), n) })
 }
 
 // BenchmarkPresentPairEncoder is BenchmarkPresentPair with the updates

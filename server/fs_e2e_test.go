@@ -172,8 +172,12 @@ func TestFsPermissionPreview(t *testing.T) {
 			}
 			tc := pc.asked[0].ToolCall
 			old := "mode=DEBUG\nlevel=info"
-			if tc.Title == nil || *tc.Title != "Edit config.txt" || len(tc.Content) != 1 || tc.Content[0].Path != path ||
-				tc.Content[0].OldText == nil || *tc.Content[0].OldText != old || tc.Content[0].NewText != "mode=RELEASE\nlevel=info" ||
+			var d acp.Diff
+			if len(tc.Content) == 1 {
+				d, _ = tc.Content[0].(acp.Diff)
+			}
+			if tc.Title == nil || *tc.Title != "Edit config.txt" || len(tc.Content) != 1 || d.Path != path ||
+				d.OldText == nil || *d.OldText != old || d.NewText != "mode=RELEASE\nlevel=info" ||
 				len(tc.Locations) != 1 || tc.Locations[0].Line == nil || *tc.Locations[0].Line != 1 {
 				b, _ := json.Marshal(tc)
 				t.Errorf("permission card %s", b)

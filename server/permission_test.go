@@ -75,7 +75,7 @@ func TestPermissionAnswers(t *testing.T) {
 			}
 			req := pc.asked[0]
 			if req.ToolCall.Status != acp.StatusPending || req.ToolCall.Title == nil || *req.ToolCall.Title != "Edit a.txt" ||
-				len(req.ToolCall.Content) != 1 || req.ToolCall.Content[0].Type != "diff" || len(req.Options) != 4 {
+				len(req.ToolCall.Content) != 1 || req.ToolCall.Content[0].ToolCallContentType() != acp.DiffItem || len(req.Options) != 4 {
 				b, _ := json.Marshal(req)
 				t.Errorf("permission request = %s", b)
 			}
@@ -199,7 +199,7 @@ func TestTerminalPendingUntilAllowed(t *testing.T) {
 	if got := strings.Join(seq, " "); got != "tool_call:pending tool_call_update:in_progress tool_call_update:completed" {
 		t.Errorf("statuses: %s", got)
 	}
-	if pc.count() != 1 || len(pc.asked[0].ToolCall.Content) != 2 || pc.asked[0].ToolCall.Content[1].Type != "terminal" {
+	if pc.count() != 1 || len(pc.asked[0].ToolCall.Content) != 2 || pc.asked[0].ToolCall.Content[1].ToolCallContentType() != acp.TerminalItem {
 		b, _ := json.Marshal(pc.asked)
 		t.Errorf("permission requests: %s", b)
 	}

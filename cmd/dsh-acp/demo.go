@@ -170,19 +170,17 @@ func (p *demoPrinter) toolCard(id string, title *string, kind acp.ToolKind, stat
 		parts = append(parts, "status="+string(status))
 	}
 	for _, c := range content {
-		switch c.Type {
-		case acp.DiffItem:
+		switch c := c.(type) {
+		case acp.Diff:
 			old := "null"
 			if c.OldText != nil {
 				old = fmt.Sprintf("%q", *c.OldText)
 			}
 			parts = append(parts, fmt.Sprintf("diff %s: %s -> %q", strings.TrimPrefix(c.Path, p.cwd+"/"), old, c.NewText))
-		case acp.TerminalItem:
+		case acp.Terminal:
 			parts = append(parts, "terminal="+c.TerminalID)
-		case acp.ContentItem:
-			if c.Content != nil {
-				parts = append(parts, fmt.Sprintf("text=%q", c.Content.Text))
-			}
+		case acp.Content:
+			parts = append(parts, fmt.Sprintf("text=%q", c.Content.Text))
 		}
 	}
 	if meta != nil {
