@@ -203,10 +203,25 @@ type PromptRequest struct {
 }
 
 // PromptResponse is the result of `session/prompt` (schema type
-// PromptResponse).
+// PromptResponse). Usage, the turn's token counts, is in the unstable
+// schema only.
 type PromptResponse struct {
 	StopReason StopReason `json:"stopReason"`
+	Usage      *Usage     `json:"usage,omitempty"`
 	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// Usage is the tokens a prompt turn used (unstable schema type Usage):
+// TotalTokens, InputTokens and OutputTokens always, the thought and cache
+// counts when known.
+type Usage struct {
+	TotalTokens       uint64  `json:"totalTokens"`
+	InputTokens       uint64  `json:"inputTokens"`
+	OutputTokens      uint64  `json:"outputTokens"`
+	ThoughtTokens     *uint64 `json:"thoughtTokens,omitempty"`
+	CachedReadTokens  *uint64 `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens *uint64 `json:"cachedWriteTokens,omitempty"`
+	Meta              Meta    `json:"_meta,omitempty"`
 }
 
 // CancelNotification is the params of the `session/cancel` notification
