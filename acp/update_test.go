@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // trickyStrings exercise every escaping rule: HTML bytes, quotes and
@@ -383,46 +382,17 @@ func TestUpdateKindsMatchSchema(t *testing.T) {
 	}
 }
 
-// sdkSchema compiles one $defs type of the SDK's stable ACP schema (the
-// newest kinds are not in older copies of the schema).
-func sdkSchema(t *testing.T, def string) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(sdkSchemaPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://agentclientprotocol.com/schema/v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url + "#/$defs/" + def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// sdkSchemaPath is the SDK's stable schema; missing, the test fails
-// saying how to install it.
+// sdkSchemaPath is the SDK's stable schema (acptest.SchemaDir fails the
+// test, saying how to install it, when it is missing).
 func sdkSchemaPath(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(acptest.RepoRoot(t), "interop", "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("the ACP schema of the SDK is missing (run `(cd interop && npm ci)`): %v", err)
-	}
-	return path
+	return filepath.Join(acptest.SchemaDir(t), "schema.json")
 }
 
 // TestUpdateVariantsMatchSchema: random updates of every kind, with valid
-// enum values and content blocks, are valid SessionNotifications.
+// enum values and content blocks, are valid session/update notifications.
 func TestUpdateVariantsMatchSchema(t *testing.T) {
-	s := sdkSchema(t, "SessionNotification")
+	v := acptest.Load(t)
 	g := &gen{r: rand.New(rand.NewPCG(9, 9))}
 	for range 400 {
 		u := g.update(false)
@@ -439,15 +409,11 @@ func TestUpdateVariantsMatchSchema(t *testing.T) {
 			}
 		}
 		u = validBlocks(u)
-		b, err := json.Marshal(SessionNotification{SessionID: "s", Update: u})
+		b, err := json.Marshal(envelope{"2.0", MethodSessionUpdate, SessionNotification{SessionID: "s", Update: u}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate(inst); err != nil {
+		if err := v.Validate(b, ""); err != nil {
 			t.Errorf("%s: %v\n%s", u.SessionUpdateKind(), err, b)
 		}
 	}
