@@ -47,8 +47,16 @@ func NewRegistry() *Registry {
 // Name, no Execute, Parameters that are not a JSON object with
 // "type":"object" or that do not compile as JSON Schema, an invalid Spec (a
 // Define tool; see Spec.Check), or a Name already registered (`tool "<name>"
-// is already registered`). Every schema is compiled once here. The registry
-// keeps its own copy of Parameters and Strict.
+// is already registered`). The registry keeps its own copy of Parameters
+// and Strict.
+//
+// Only a raw JSON-Schema tool's schema is compiled, once, here: that is
+// its check, and its validator for every call. A Define tool's schema is
+// never compiled: its arguments are checked by Spec.Validate, and the
+// schema Spec.JSONSchema writes for a Spec that passes Check is valid
+// JSON Schema by construction (a test compiles random ones), so Check is
+// the whole check and registering the built-in tools costs no schema
+// compiling at start-up.
 func (r *Registry) Register(t Tool) error {
 	if t.Name == "" {
 		return errors.New("tools: a tool must have a name")
@@ -56,15 +64,17 @@ func (r *Registry) Register(t Tool) error {
 	if t.Execute == nil {
 		return fmt.Errorf("tools: tool %q has no Execute", t.Name)
 	}
+	params := bytes.Clone(t.Parameters)
+	var sch *jsonschema.Schema
 	if t.spec != nil {
 		if err := t.spec.Check(); err != nil {
 			return fmt.Errorf("tools: tool %q: %w", t.Name, err)
 		}
-	}
-	params := bytes.Clone(t.Parameters)
-	sch, err := compileSchema(t.Name, params)
-	if err != nil {
-		return err
+	} else {
+		var err error
+		if sch, err = compileSchema(t.Name, params); err != nil {
+			return err
+		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, params); err != nil {
@@ -75,10 +85,7 @@ func (r *Registry) Register(t Tool) error {
 		strict := *t.Strict
 		t.Strict = &strict
 	}
-	e := &entry{tool: t}
-	if t.spec == nil {
-		e.raw = sch
-	}
+	e := &entry{tool: t, raw: sch}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.tools[t.Name]; dup {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,67 @@ func TestSpecCheck(t *testing.T) {
 				t.Fatalf("Check() = %v, want it to contain %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestCheckedSpecSchemasCompile backs Register's promise that a Define
+// tool's schema needs no compiling: the JSONSchema of every random Spec
+// that passes Check compiles as JSON Schema (draft 2020-12), and the
+// schemas of Specs Check refuses are never relied on. Names, enums,
+// descriptions and defaults take odd values (JSON Schema keywords, quotes,
+// control characters, non-ASCII), types every allowed one and some not.
+func TestCheckedSpecSchemasCompile(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(18, 2))
+	words := []string{"a", "path", "$ref", "$id", "type", "properties", "#", "", "q\"\\", "\u2028", "é", "x y", "\x01", "items"}
+	types := []string{TypeString, TypeNumber, TypeBoolean, TypeObject, TypeArray}
+	var prop func(depth int) Prop
+	props := func(depth int) []NamedProp {
+		var out []NamedProp
+		for range rnd.IntN(4) {
+			out = append(out, NamedProp{Name: words[rnd.IntN(len(words))], Prop: prop(depth + 1)})
+		}
+		return out
+	}
+	prop = func(depth int) Prop {
+		p := Prop{Type: types[rnd.IntN(len(types))], Required: rnd.IntN(2) == 0}
+		if rnd.IntN(20) == 0 {
+			p.Type = "integer" // refused by Check
+		}
+		if rnd.IntN(3) == 0 {
+			p.Description = words[rnd.IntN(len(words))]
+		}
+		if rnd.IntN(4) == 0 {
+			p.Enum = []string{words[rnd.IntN(len(words))], words[rnd.IntN(len(words))]}
+		}
+		switch rnd.IntN(6) {
+		case 0:
+			p.Default = words[rnd.IntN(len(words))]
+		case 1:
+			p.Default = map[string]any{"$ref": "https://example.com/x.json", "n": 1.5}
+		case 2:
+			p.Default = []any{nil, true, "x"}
+		}
+		if depth < 3 && p.Type == TypeObject && rnd.IntN(2) == 0 {
+			p.Properties = props(depth)
+		}
+		if depth < 3 && p.Type == TypeArray && rnd.IntN(2) == 0 {
+			it := prop(depth + 1)
+			p.Items = &it
+		}
+		return p
+	}
+	checked := 0
+	for i := range 2000 {
+		spec := Spec(props(0))
+		if spec.Check() != nil {
+			continue
+		}
+		checked++
+		if _, err := compileSchema("t", spec.JSONSchema()); err != nil {
+			t.Fatalf("spec %d passes Check but its schema does not compile: %v\n%s", i, err, spec.JSONSchema())
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("only %d of 2000 random specs passed Check: the generator tests too little", checked)
 	}
 }

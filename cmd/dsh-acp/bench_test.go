@@ -1,0 +1,456 @@
+package main
+
+// The benchmarks of issue 18, run through the built binary: start-up
+// against a stdlib-only floor agent (testdata/floor) and any peer agents
+// found, `session/list` over 1,000 logged sessions, and whole prompt turns
+// of a shell command against the bare command. Each benchmark interleaves
+// the things it compares within one loop, so they see the same machine
+// state, and reports medians over its iterations (the machine is shared:
+// a median is steadier than a mean) as custom metrics; ns/op is the whole
+// iteration and means little. scripts/bench.sh runs them all and prints
+// the table.
+//
+// Environment: DSH_BENCH_BIN is the dsh-acp binary to measure (default:
+// built from this package with CGO_ENABLED=0, as released); DSH_BENCH_FLOOR
+// the floor agent (default: built from testdata/floor); DSH_BENCH_PEERS a
+// folder holding peer agents (codex-acp, claude-agent-acp; looked for in
+// it, its bin/ and its node_modules/.bin/), measured for start-up only.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// benchDirs are removed by TestMain.
+var (
+	benchDirsMu sync.Mutex
+	benchDirs   []string
+)
+
+func benchTempDir(b testing.TB, pattern string) string {
+	b.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDirsMu.Lock()
+	benchDirs = append(benchDirs, dir)
+	benchDirsMu.Unlock()
+	return dir
+}
+
+var (
+	floorOnce sync.Once
+	floorPath string
+	floorErr  error
+)
+
+// floorBinary is the stdlib-only agent: $DSH_BENCH_FLOOR, else built from
+// testdata/floor once per run.
+func floorBinary(b testing.TB) string {
+	b.Helper()
+	if p := os.Getenv("DSH_BENCH_FLOOR"); p != "" {
+		return p
+	}
+	floorOnce.Do(func() {
+		floorPath = filepath.Join(benchTempDir(b, "dsh-acp-floor-"), "floor")
+		cmd := exec.Command("go", "build", "-o", floorPath, "./testdata/floor")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			floorErr = fmt.Errorf("go build floor: %v\n%s", err, out)
+		}
+	})
+	if floorErr != nil {
+		b.Fatal(floorErr)
+	}
+	return floorPath
+}
+
+// benchBinary is the dsh-acp under test: $DSH_BENCH_BIN, else the
+// process tests' build.
+func benchBinary(b testing.TB) string {
+	if p := os.Getenv("DSH_BENCH_BIN"); p != "" {
+		return p
+	}
+	return binary(b)
+}
+
+// agentBin is one agent program a start-up benchmark spawns.
+type agentBin struct {
+	name string
+	path string
+	env  []string
+}
+
+// peerAgents are the peers found under $DSH_BENCH_PEERS.
+func peerAgents() []agentBin {
+	dir := os.Getenv("DSH_BENCH_PEERS")
+	if dir == "" {
+		return nil
+	}
+	var out []agentBin
+	for _, name := range []string{"codex-acp", "claude-agent-acp"} {
+		for _, sub := range []string{"", "bin", filepath.Join("node_modules", ".bin")} {
+			p := filepath.Join(dir, sub, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				out = append(out, agentBin{name: name, path: p})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// startRun is one spawn of an agent: spawn -> `initialize` response, the
+// RSS then (and its peak so far, MiB), and stdin EOF -> exit.
+type startRun struct {
+	init, exit time.Duration
+	rss, hwm   float64
+}
+
+// startOnce spawns a, sends initialize, reads the response, samples the
+// RSS, closes stdin and waits for the exit. With newSession, a
+// `session/new` is answered before stdin ends (dsh-acp only: the exit
+// is then measured with a session open).
+func startOnce(b *testing.B, a agentBin, stateDir string, newSession bool) startRun {
+	b.Helper()
+	cmd := exec.Command(a.path)
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+stateDir, "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	cmd.Env = append(cmd.Env, a.env...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	if _, err := io.WriteString(stdin, initLine+"\n"); err != nil {
+		b.Fatalf("%s: %v", a.name, err)
+	}
+	line, err := r.ReadBytes('\n')
+	init := time.Since(t0)
+	if err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+		_ = cmd.Process.Kill()
+		b.Fatalf("%s: initialize answered %q, %v; stderr:\n%s", a.name, line, err, stderr.Bytes())
+	}
+	if newSession {
+		io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`+"\n")
+		if l, err := r.ReadBytes('\n'); err != nil || !bytes.Contains(l, []byte(`"sessionId"`)) {
+			_ = cmd.Process.Kill()
+			b.Fatalf("%s: session/new answered %q, %v", a.name, l, err)
+		}
+	}
+	run := startRun{init: init}
+	run.rss, run.hwm = procMemory(cmd.Process.Pid)
+	go io.Copy(io.Discard, r)
+	t1 := time.Now()
+	stdin.Close()
+	_ = cmd.Wait()
+	run.exit = time.Since(t1)
+	return run
+}
+
+// procMemory reads VmRSS and VmHWM of pid, in MiB.
+func procMemory(pid int) (rss, hwm float64) {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(status), "\n") {
+		var kb float64
+		if _, err := fmt.Sscanf(l, "VmRSS: %f kB", &kb); err == nil {
+			rss = kb / 1024
+		}
+		if _, err := fmt.Sscanf(l, "VmHWM: %f kB", &kb); err == nil {
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkStartup spawns dsh-acp, the floor agent and the peers in turn
+// (the order rotating each iteration) and reports, as medians: spawn ->
+// `initialize` response (init-ms, floor-init-ms, their ratio init-x-floor;
+// target ≤ 2), the RSS after it (RSS-MiB; target ≤ 10) and its peak,
+// stdin EOF -> exit when idle (exit-ms; target ≤ 100), the same with a
+// session open (exit-new-ms), and each peer's init time.
+func BenchmarkStartup(b *testing.B) {
+	agents := append([]agentBin{{name: "dsh-acp", path: benchBinary(b)}, {name: "floor", path: floorBinary(b)}}, peerAgents()...)
+	state := benchTempDir(b, "dsh-acp-bench-state-")
+	runs := map[string][]startRun{}
+	var exitNew []float64
+	for i := 0; i < b.N; i++ {
+		for k := range agents {
+			a := agents[(i+k)%len(agents)]
+			runs[a.name] = append(runs[a.name], startOnce(b, a, state, false))
+		}
+		exitNew = append(exitNew, ms(startOnce(b, agents[0], state, true).exit))
+	}
+	pick := func(name string, f func(startRun) float64) float64 {
+		var xs []float64
+		for _, r := range runs[name] {
+			xs = append(xs, f(r))
+		}
+		return median(xs)
+	}
+	initMs := func(r startRun) float64 { return ms(r.init) }
+	dsh, floor := pick("dsh-acp", initMs), pick("floor", initMs)
+	b.ReportMetric(dsh, "init-ms")
+	b.ReportMetric(floor, "floor-init-ms")
+	b.ReportMetric(dsh/floor, "init-x-floor")
+	b.ReportMetric(pick("dsh-acp", func(r startRun) float64 { return r.rss }), "RSS-MiB")
+	b.ReportMetric(pick("dsh-acp", func(r startRun) float64 { return r.hwm }), "peak-RSS-MiB")
+	b.ReportMetric(pick("floor", func(r startRun) float64 { return r.rss }), "floor-RSS-MiB")
+	b.ReportMetric(pick("dsh-acp", func(r startRun) float64 { return ms(r.exit) }), "exit-ms")
+	b.ReportMetric(pick("floor", func(r startRun) float64 { return ms(r.exit) }), "floor-exit-ms")
+	b.ReportMetric(median(exitNew), "exit-new-ms")
+	for _, a := range agents[2:] {
+		b.ReportMetric(pick(a.name, initMs), a.name+"-init-ms")
+		b.ReportMetric(pick(a.name, func(r startRun) float64 { return r.rss }), a.name+"-RSS-MiB")
+		b.ReportMetric(pick(a.name, func(r startRun) float64 { return ms(r.exit) }), a.name+"-exit-ms")
+	}
+}
+
+const benchSessions = 1000
+
+var (
+	listStateOnce sync.Once
+	listState     string
+)
+
+// listStateDir is a state directory of benchSessions logged sessions in
+// ten working directories, each log a realistic two-turn session of about
+// 30 KB with its title, their modification times one minute apart.
+// Built once per run.
+func listStateDir(b *testing.B) string {
+	listStateOnce.Do(func() {
+		root := benchTempDir(b, "dsh-acp-bench-list-")
+		result := strings.Repeat("     1\tpackage main // a line of a file the model read\n", 40)
+		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range benchSessions {
+			id := fmt.Sprintf("sess_%04d", i)
+			cwd := fmt.Sprintf("/work/project%d", i%10)
+			path := session.LogPath(root, cwd, id)
+			l := session.NewLog(path, session.NewHeader(id, cwd, base.UnixMilli()))
+			seq := int64(0)
+			add := func(d session.Data) {
+				if err := l.Append(session.Event{Seq: seq, Time: base.UnixMilli() + seq, Data: d}); err != nil {
+					b.Fatal(err)
+				}
+				seq++
+			}
+			for turn := 1; turn <= 2; turn++ {
+				add(session.TurnStart{Turn: turn})
+				if turn == 1 {
+					add(session.Title{Title: fmt.Sprintf("Fix the failing test %d", i)})
+				}
+				add(session.UserMessage{Turn: turn, Content: []tools.Content{tools.Text("Please fix it.")}})
+				for step := 1; step <= 3; step++ {
+					call := fmt.Sprintf("call_%d_%d", turn, step)
+					args := fmt.Sprintf(`{"path":"src/file%d.go"}`, step)
+					add(session.AssistantMessage{Turn: turn, Step: step, Text: "Let me read the file.", Reasoning: strings.Repeat("thinking ", 30),
+						ToolCalls: []session.ToolCallRef{{CallID: call, Name: "read", Arguments: args}}, FinishReason: "tool_calls"})
+					add(session.ToolCall{Turn: turn, Step: step, CallID: call, Name: "read", Arguments: args})
+					add(session.ToolResult{Turn: turn, Step: step, CallID: call, Content: []tools.Content{tools.Text(result)}})
+				}
+				add(session.TurnEnd{Turn: turn, Reason: session.EndTurn})
+			}
+			if err := l.Close(); err != nil {
+				b.Fatal(err)
+			}
+			at := base.Add(time.Duration(i) * time.Minute)
+			if err := os.Chtimes(path, at, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+		listState = root
+	})
+	return listState
+}
+
+// BenchmarkListSessions1000 starts the binary on a state directory of
+// 1,000 sessions and pages through `session/list` (50 a page) to the
+// end, and reports as medians the first page (first-page-ms; target
+// ≤ 30), all pages (all-pages-ms; target: about one full read, i.e.
+// about the first page) and their ratio.
+func BenchmarkListSessions1000(b *testing.B) {
+	root := listStateDir(b)
+	var first, all []float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		p := startProcEnv(b, []string{"DSH_STATE_DIR=" + root})
+		p.send(b, initLine)
+		p.next(b)
+		b.StartTimer()
+		cursor, seen := "", 0
+		t0 := time.Now()
+		for page := 0; ; page++ {
+			params := `{}`
+			if cursor != "" {
+				params = `{"cursor":` + string(jsonQuote(cursor)) + `}`
+			}
+			p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/list","params":%s}`, 10+page, params))
+			var resp struct {
+				Result struct {
+					Sessions   []json.RawMessage `json:"sessions"`
+					NextCursor string            `json:"nextCursor"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(p.next(b), &resp); err != nil {
+				b.Fatal(err)
+			}
+			if page == 0 {
+				first = append(first, ms(time.Since(t0)))
+			}
+			seen += len(resp.Result.Sessions)
+			if cursor = resp.Result.NextCursor; cursor == "" {
+				break
+			}
+		}
+		all = append(all, ms(time.Since(t0)))
+		b.StopTimer()
+		if seen != benchSessions {
+			b.Fatalf("listed %d sessions, want %d", seen, benchSessions)
+		}
+		p.stdin.Close()
+		p.wait(b)
+		b.StartTimer()
+	}
+	b.ReportMetric(median(first), "first-page-ms")
+	b.ReportMetric(median(all), "all-pages-ms")
+	b.ReportMetric(median(all)/median(first), "all-x-first")
+}
+
+// startProcEnv is startProc with extra environment (later entries win)
+// and the binary under test.
+func startProcEnv(b testing.TB, env []string, args ...string) *proc {
+	b.Helper()
+	cmd := exec.Command(benchBinary(b), args...)
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+b.TempDir(), "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
+	return startCmd(b, cmd)
+}
+
+// bareRun runs command with bash as the agent would, its output drained
+// from a pipe, and returns its wall time.
+func bareRun(b *testing.B, command string) time.Duration {
+	cmd := exec.Command("bash", "-c", command)
+	out, _ := cmd.StdoutPipe()
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("bare %q: %v", command, err)
+	}
+	return time.Since(t0)
+}
+
+// turnRun starts the binary on a recorded turn whose model runs command
+// with bash, and returns the wall time of the whole `session/prompt`
+// (request sent -> its response read, every update on the way read too)
+// and the agent's peak RSS (MiB). terminal says whether the client
+// advertises `_meta.terminal_output` (Zed does).
+func turnRun(b *testing.B, command string, terminal bool) (time.Duration, float64) {
+	b.Helper()
+	rec := e2etest.Replay(b, e2etest.ToolCalls(bashCall(map[string]any{"command": command, "description": "Run it"})), e2etest.Text(nil, []string{"Done."}, "stop"))
+	p := startProcEnv(b, nil, "--replay", rec, "--mode", "bypassPermissions")
+	caps := `{}`
+	if terminal {
+		caps = `{"_meta":{"terminal_output":true}}`
+	}
+	p.send(b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":`+caps+`}}`)
+	p.next(b)
+	p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(b.TempDir()))+`,"mcpServers":[]}}`)
+	var ns struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(p.next(b), &ns); err != nil || ns.Result.SessionID == "" {
+		b.Fatalf("session/new: %v", err)
+	}
+	t0 := time.Now()
+	p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	for {
+		l := p.next(b)
+		if bytes.Contains(l, []byte(`"id":3`)) && bytes.Contains(l, []byte(`"stopReason"`)) {
+			break
+		}
+	}
+	took := time.Since(t0)
+	_, hwm := procMemory(p.cmd.Process.Pid)
+	p.stdin.Close()
+	p.wait(b)
+	return took, hwm
+}
+
+// BenchmarkBashTurn runs whole prompt turns through the binary whose
+// command prints 100 MB, or two pieces 5 ms apart, interleaved with the
+// bare command, for a client with live terminals and one without, and
+// reports as medians the turn (turn-ms), the bare command (bare-ms), the
+// difference and ratio, and the agent's peak RSS. Targets (issue 18,
+// item 1): 100 MB ≤ 2× bare, two pieces ≤ bare + 5 ms, peak RSS ≤ 50 MiB.
+func BenchmarkBashTurn(b *testing.B) {
+	cases := []struct{ name, command string }{
+		{"100MB", "yes 'a line of output, 0123456789 abcdefghijklmnopqrstuvwxyz' | head -c 100000000"},
+		{"two-piece", "echo a; sleep 0.005; echo b"},
+	}
+	for _, c := range cases {
+		for _, terminal := range []bool{true, false} {
+			name := c.name + "/plain"
+			if terminal {
+				name = c.name + "/terminal"
+			}
+			b.Run(name, func(b *testing.B) {
+				var turn, bare, rss []float64
+				for i := 0; i < b.N; i++ {
+					if i%2 == 1 {
+						bare = append(bare, ms(bareRun(b, c.command)))
+					}
+					d, hwm := turnRun(b, c.command, terminal)
+					turn = append(turn, ms(d))
+					rss = append(rss, hwm)
+					if i%2 == 0 {
+						bare = append(bare, ms(bareRun(b, c.command)))
+					}
+				}
+				t, bb := median(turn), median(bare)
+				b.ReportMetric(t, "turn-ms")
+				b.ReportMetric(bb, "bare-ms")
+				b.ReportMetric(t-bb, "extra-ms")
+				b.ReportMetric(t/bb, "turn-x-bare")
+				b.ReportMetric(median(rss), "peak-RSS-MiB")
+			})
+		}
+	}
+}
