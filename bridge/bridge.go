@@ -53,7 +53,8 @@ type Bridge struct {
 	clientInfo *acp.Implementation
 	sessions   map[string]*liveSession
 
-	loads loadState // sessions being loaded (load.go)
+	loads loadState     // sessions being loaded (load.go)
+	index session.Index // what session/list has read of the logs (list.go)
 }
 
 // liveSession is a session open in this process.

@@ -18,6 +18,9 @@ const listPageSize = 50
 // ListSessions implements acp.SessionLister: the sessions logged under
 // the state directory (those of `cwd` when given), newest first, with
 // their titles and the time of their last activity, one page per call.
+// Each call lists the directory as it is then, reading only the logs
+// that changed since the last call (session.Index), so paging reads each
+// log once.
 func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != "" {
@@ -26,14 +29,17 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 		}
 		cwd = filepath.Clean(p.Cwd)
 	}
-	var infos []session.Info
+	list := lister(noSessions)
 	if b.cfg.StateDir != "" {
-		var err error
-		if infos, err = session.List(b.cfg.StateDir, cwd); err != nil {
-			return acp.ListSessionsResponse{}, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "STATE_DIR_UNREADABLE"}}
+		list = func(after func(session.Info) bool, n int) ([]session.Info, bool, error) {
+			page, more, err := b.index.Page(b.cfg.StateDir, cwd, after, n)
+			if err != nil {
+				return nil, false, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "STATE_DIR_UNREADABLE"}}
+			}
+			return page, more, nil
 		}
 	}
-	page, next, err := pageSessions(infos, p.Cursor, listPageSize)
+	page, next, err := pageSessions(list, p.Cursor, listPageSize)
 	if err != nil {
 		return acp.ListSessionsResponse{}, err
 	}
@@ -45,28 +51,36 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 	return out, nil
 }
 
-// pageSessions returns the page of infos (sorted newest first, then by
-// id, as session.List returns them) that follows cursor ("" for the
+// lister returns at most n sessions that come after a position in the
+// list order (newest first, then by id, as session.List returns them; a
+// nil after means from the start) and whether more follow:
+// session.Index.Page.
+type lister func(after func(session.Info) bool, n int) ([]session.Info, bool, error)
+
+// noSessions is the lister of an agent without a state directory.
+func noSessions(func(session.Info) bool, int) ([]session.Info, bool, error) { return nil, false, nil }
+
+// pageSessions returns the page of list that follows cursor ("" for the
 // first page), at most n long, and the cursor of the next page ("" when
 // this is the last). The cursor names the last session shown (its
 // updatedAt and id), so sessions that change between calls neither
 // shift nor repeat the rest. A cursor this function did not make is
 // -32602.
-func pageSessions(infos []session.Info, cursor string, n int) ([]session.Info, string, error) {
-	start := 0
+func pageSessions(list lister, cursor string, n int) ([]session.Info, string, error) {
+	var from func(session.Info) bool
 	if cursor != "" {
 		at, id, ok := parseCursor(cursor)
 		if !ok {
 			return nil, "", acp.InvalidParams("Invalid params: cursor %q is not one this agent gave", cursor)
 		}
-		for start < len(infos) && !after(infos[start], at, id) {
-			start++
-		}
+		from = func(in session.Info) bool { return after(in, at, id) }
 	}
-	end := min(start+n, len(infos))
-	page := infos[start:end]
+	page, more, err := list(from, n)
+	if err != nil {
+		return nil, "", err
+	}
 	next := ""
-	if end < len(infos) && len(page) > 0 {
+	if more && len(page) > 0 {
 		last := page[len(page)-1]
 		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.UpdatedAt, 10) + "/" + last.ID))
 	}

@@ -3,12 +3,14 @@ package session
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // Info describes one logged session, as listed.
@@ -45,57 +47,73 @@ func Find(root, id string) (string, error) {
 // UpdatedAt, then ID): all of them, or, when cwd is non-empty, those whose
 // logged cwd equals cwd. Only a log's header and first lines are read. A
 // log without a valid header is skipped; a missing root gives no
-// sessions and no error.
+// sessions and no error. It reads every log each time; an Index reads
+// only the logs that changed since its last call.
 func List(root, cwd string) ([]Info, error) {
-	pattern := filepath.Join(root, "*", "*.jsonl")
+	var x Index
+	return x.List(root, cwd)
+}
+
+// listPattern is the glob of the logs List looks at.
+func listPattern(root, cwd string) string {
 	if cwd != "" {
-		pattern = filepath.Join(root, cwdDir(cwd), "*.jsonl")
+		return filepath.Join(root, cwdDir(cwd), "*.jsonl")
 	}
-	paths, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("session: listing %s: %w", root, err)
+	return filepath.Join(root, "*", "*.jsonl")
+}
+
+// sortInfos orders infos as List returns them: newest first, then by ID.
+func sortInfos(out []Info) { slices.SortFunc(out, compareInfo) }
+
+// compareInfo is List's order: a before b when a was updated later, or
+// at the same time with a smaller ID.
+func compareInfo(a, b Info) int {
+	if c := cmp.Compare(b.UpdatedAt, a.UpdatedAt); c != 0 {
+		return c
 	}
-	out := make([]Info, 0, len(paths))
-	for _, p := range paths {
-		info, ok := readInfo(p)
-		if !ok || (cwd != "" && info.Cwd != cwd) {
-			continue
-		}
-		out = append(out, info)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].UpdatedAt != out[j].UpdatedAt {
-			return out[i].UpdatedAt > out[j].UpdatedAt
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+	return strings.Compare(a.ID, b.ID)
 }
 
 // titleScanLines bounds how many event lines readInfo looks at for the
 // title (it comes right after the first TurnStart).
 const titleScanLines = 8
 
-// readInfo reads a log's header and title; ok is false when the file is
-// not a readable log.
-func readInfo(path string) (info Info, ok bool) {
+// infoBufSize is how much of a log readInfo reads at first: the header
+// and the first event lines, where the title is, fit in it; a longer
+// line is skipped piece by piece.
+const infoBufSize = 8 << 10
+
+// readInfo reads a log's header and title through r (reset to the file;
+// nil makes one); ok is false when the file is not a readable log. st is
+// the open file's own status, read before its lines (nil when it could
+// not be opened or stat'ed): the size and modification time the Info
+// was read at.
+func readInfo(path string, r *bufio.Reader) (info Info, st os.FileInfo, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return info, false
+		return info, nil, false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return info, false
+	st, err = f.Stat()
+	if err != nil {
+		return info, nil, false
 	}
-	r := bufio.NewReaderSize(f, 16<<10)
+	if !st.Mode().IsRegular() {
+		return info, st, false
+	}
+	if r == nil {
+		r = bufio.NewReaderSize(f, infoBufSize)
+	} else {
+		r.Reset(f)
+		defer r.Reset(nil)
+	}
 	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return info, false
+		return info, st, false
 	}
 	var h Header
 	if parseHeader(line, &h) != nil {
-		return info, false
+		return info, st, false
 	}
 	info = Info{ID: h.ID, Cwd: h.Cwd, CreatedAt: h.CreatedAt, UpdatedAt: st.ModTime().UnixMilli(), Path: path}
 	for range titleScanLines {
@@ -105,21 +123,21 @@ func readInfo(path string) (info Info, ok bool) {
 		}
 		switch lineType(line) {
 		case "session/title":
-			var ev Event
-			if err == nil && json.Unmarshal(line, &ev) == nil {
-				if t, ok := ev.Data.(Title); ok {
-					info.Title = t.Title
-				}
+			var ev struct {
+				Data Title `json:"data"`
 			}
-			return info, true
+			if err == nil && json.Unmarshal(line, &ev) == nil {
+				info.Title = ev.Data.Title
+			}
+			return info, st, true
 		case "user/message", "turn/end":
-			return info, true
+			return info, st, true
 		}
 		for errors.Is(err, bufio.ErrBufferFull) { // skip the rest of a long line
 			_, err = r.ReadSlice('\n')
 		}
 	}
-	return info, true
+	return info, st, true
 }
 
 // lineType is the "type" of an event line as this package writes it
