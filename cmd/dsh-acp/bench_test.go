@@ -14,7 +14,9 @@ package main
 // built from this package with CGO_ENABLED=0, as released); DSH_BENCH_FLOOR
 // the floor agent (default: built from testdata/floor); DSH_BENCH_PEERS a
 // folder holding peer agents (codex-acp, claude-agent-acp; looked for in
-// it, its bin/ and its node_modules/.bin/), measured for start-up only.
+// it, its bin/ and its node_modules/.bin/), measured for start-up only;
+// DSH_BENCH_AGENTS more agents for the start-up benchmark, as
+// "name=path" words.
 
 import (
 	"bufio"
@@ -97,20 +99,25 @@ type agentBin struct {
 	env  []string
 }
 
-// peerAgents are the peers found under $DSH_BENCH_PEERS.
+// peerAgents are the peers found under $DSH_BENCH_PEERS, then the
+// agents $DSH_BENCH_AGENTS names ("name=path name=path": other builds to
+// compare, such as the binary of another commit).
 func peerAgents() []agentBin {
-	dir := os.Getenv("DSH_BENCH_PEERS")
-	if dir == "" {
-		return nil
-	}
 	var out []agentBin
-	for _, name := range []string{"codex-acp", "claude-agent-acp"} {
-		for _, sub := range []string{"", "bin", filepath.Join("node_modules", ".bin")} {
-			p := filepath.Join(dir, sub, name)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				out = append(out, agentBin{name: name, path: p})
-				break
+	if dir := os.Getenv("DSH_BENCH_PEERS"); dir != "" {
+		for _, name := range []string{"codex-acp", "claude-agent-acp"} {
+			for _, sub := range []string{"", "bin", filepath.Join("node_modules", ".bin")} {
+				p := filepath.Join(dir, sub, name)
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+					out = append(out, agentBin{name: name, path: p})
+					break
+				}
 			}
+		}
+	}
+	for _, f := range strings.Fields(os.Getenv("DSH_BENCH_AGENTS")) {
+		if name, path, ok := strings.Cut(f, "="); ok {
+			out = append(out, agentBin{name: name, path: path})
 		}
 	}
 	return out
