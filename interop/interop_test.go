@@ -80,7 +80,8 @@ func runNode(t *testing.T, env nodeEnv, agent, scenario string) (runResult, int)
 	return r, code
 }
 
-// buildAgent builds ./cmd/dsh-acp from the repo root into a temp dir.
+// buildAgent builds ./cmd/dsh-acp from the repo root into a temp dir,
+// statically (CGO_ENABLED=0) as the README builds it.
 func buildAgent(t *testing.T, root string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -90,6 +91,7 @@ func buildAgent(t *testing.T, root string) string {
 	bin := filepath.Join(t.TempDir(), "dsh-acp")
 	cmd := exec.Command(goBin, "build", "-o", bin, "./cmd/dsh-acp")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/dsh-acp: %v\n%s", err, out)
 	}

@@ -36,7 +36,7 @@ overlay_build() {
 bin=""
 if [ "${STANDALONE:-0}" != 1 ] && [ -d cmd/dsh-acp ]; then
 	mkdir -p bin
-	go build -o bin/dsh-acp ./cmd/dsh-acp
+	CGO_ENABLED=0 go build -o bin/dsh-acp ./cmd/dsh-acp
 	printf 'x\n' >"$work/probe.old"
 	printf 'y\n' >"$work/probe.new"
 	if out=$(bin/dsh-acp diff "$work/probe.old" "$work/probe.new" 2>/dev/null); [ $? -eq 1 ] && [[ $out == *"@@ -1 +1 @@"* ]]; then
