@@ -155,13 +155,15 @@ func startOnce(b *testing.B, a agentBin, stateDir string, newSession bool) start
 	init := time.Since(t0)
 	if err != nil || !bytes.Contains(line, []byte(`"result"`)) {
 		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		b.Fatalf("%s: initialize answered %q, %v; stderr:\n%s", a.name, line, err, stderr.Bytes())
 	}
 	if newSession {
 		io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`+"\n")
 		if l, err := r.ReadBytes('\n'); err != nil || !bytes.Contains(l, []byte(`"sessionId"`)) {
 			_ = cmd.Process.Kill()
-			b.Fatalf("%s: session/new answered %q, %v", a.name, l, err)
+			_ = cmd.Wait()
+			b.Fatalf("%s: session/new answered %q, %v; stderr:\n%s", a.name, l, err, stderr.Bytes())
 		}
 	}
 	run := startRun{init: init}
