@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,16 +83,17 @@ func TestAttackDanglingSymlinkWriteOutside(t *testing.T) {
 func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 	reg, _, s, cwd := breakRig(t, "bypassPermissions")
 	b := s.perm.b
+	// The task's pid as seen here (inside its PID namespace $$ is another
+	// number): found by the argv[0] it runs under.
+	marker := fmt.Sprintf("dsh-attack-%d", time.Now().UnixNano())
 	res := reg.Execute(context.Background(), &tools.Exec{CallID: "c1", Name: "bash",
-		Args: json.RawMessage(`{"command":"echo $$ > pid; exec sleep 30","description":"d","run_in_background":true}`), Session: s.agent.Tools})
+		Args: json.RawMessage(`{"command":"exec -a ` + marker + ` sleep 30","description":"d","run_in_background":true}`), Session: s.agent.Tools})
 	if res.IsError {
 		t.Fatal(tools.JoinText(res.Content))
 	}
 	var pid int
 	for i := 0; i < 200 && pid == 0; i++ {
-		if data, err := os.ReadFile(filepath.Join(cwd, "pid")); err == nil {
-			fmt.Sscan(string(data), &pid)
-		}
+		pid = pidByArgv0(marker)
 		time.Sleep(10 * time.Millisecond)
 	}
 	if pid == 0 {
@@ -106,4 +109,20 @@ func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 	if syscall.Kill(pid, 0) == nil {
 		t.Fatalf("background task (pid %d) still running after session/close of the reloaded session", pid)
 	}
+}
+
+// pidByArgv0 is the pid of a process whose argv[0] is name, or 0.
+func pidByArgv0(name string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == name {
+			pid, _ := strconv.Atoi(d.Name())
+			return pid
+		}
+	}
+	return 0
 }

@@ -70,6 +70,7 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 			}
 		}
 		c.Command = acc.Command
+		c.Unsandboxed = acc.Unsandboxed
 	}
 	return c
 }

@@ -71,6 +71,11 @@ type Call struct {
 	// Command is the command text of a ClassExecute call (a shell
 	// command line), judged by BashPrefixes and RedirectsOutside.
 	Command string
+	// Unsandboxed: the command runs outside the kernel sandbox (bash's
+	// dangerously_disable_sandbox). Such a call asks in every mode but
+	// bypassPermissions, even when its prefix or paths were allowed
+	// always; a remembered reject still refuses it.
+	Unsandboxed bool
 	// Cwd is the session's absolute working directory.
 	Cwd string
 }
@@ -98,6 +103,16 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	class := c.Class
 	if mode == ModePlan && !unasked(class) {
 		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
+	}
+	if c.Unsandboxed && mode != ModeBypass {
+		// Its own prompt, every time: what was allowed was allowed inside
+		// the sandbox.
+		inside := c
+		inside.Unsandboxed = false
+		if d, why := m.Decide(mode, inside); d == Refuse {
+			return d, why
+		}
+		return Ask, ""
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -182,8 +197,11 @@ func (m *Memory) toolDecision(tool string) (Decision, string) {
 
 // Remember records an always answer for c: for a call touching paths
 // outside the cwd, those paths for that tool only; for a ClassExecute
-// call, also the prefixes of the simple commands of its Command (nothing when the command cannot be
-// judged); for other tools inside the cwd, the tool.
+// call, also the prefixes of the simple commands of its Command (nothing
+// when the command cannot be judged); for other tools inside the cwd, the
+// tool. Running outside the sandbox (c.Unsandboxed) is never remembered:
+// an allow covers the same prefixes inside the sandbox, and the next
+// unsandboxed run asks again.
 func (m *Memory) Remember(c Call, allow bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

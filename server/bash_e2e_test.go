@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,7 +145,10 @@ func TestBashTicksOnTheWire(t *testing.T) {
 // command dies by SIGKILL about 3 s later.
 func TestBashCancelE2E(t *testing.T) {
 	t.Parallel()
-	cmd := "trap '' TERM; echo $$ > pid; echo ready; sleep 30 & wait"
+	// The shell is found by a marker in its command line (inside its PID
+	// namespace $$ is another number than here).
+	marker := "cancel-e2e-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	cmd := "trap '' TERM; echo ready; sleep 30 & wait # " + marker
 	rec := e2etest.Replay(t, e2etest.ToolCalls(bashCall(map[string]any{"command": cmd, "description": "Hang"})))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{caps: liveCaps})
@@ -157,20 +161,20 @@ func TestBashCancelE2E(t *testing.T) {
 		}
 		return false
 	})
-	pidText, err := os.ReadFile(filepath.Join(h.cwd, "pid"))
-	if err != nil {
-		t.Fatal(err)
+	shell, pgid := shellByMarker(marker)
+	if shell == 0 {
+		t.Fatal("the shell was not found")
 	}
-	pgid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
 	h.cancelPrompt(sid, ch, 200*time.Millisecond)
 	us := h.sessionUpdates()
 	checkCancelledTerminal(t, us)
 	checkToolCallsEnd(t, us)
-	if n := groupMembers(pgid); len(n) != 2 {
-		t.Fatalf("right after the answer the group has %v, want the shell and sleep", n)
+	// The group: the sandbox helper leading it, the shell and sleep.
+	if n := groupMembers(pgid); len(n) != 3 || !slices.Contains(n, strconv.Itoa(shell)) {
+		t.Fatalf("right after the answer the group has %v, want the helper, the shell (%d) and sleep", n, shell)
 	}
 	time.Sleep(2500 * time.Millisecond)
-	if n := groupMembers(pgid); len(n) != 2 {
+	if n := groupMembers(pgid); len(n) != 3 {
 		t.Errorf("2.5 s after the cancel the group has %v, want it still there (SIGKILL comes at 3 s)", n)
 	}
 	deadline := time.Now().Add(2 * time.Second)
@@ -180,6 +184,30 @@ func TestBashCancelE2E(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// shellByMarker finds the live bash whose command line holds marker and
+// returns its pid and process group, as this process sees them (0, 0 if
+// none).
+func shellByMarker(marker string) (pid, pgid int) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(marker)) || !bytes.HasPrefix(b, []byte("bash\x00")) {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" {
+			pid, _ = strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			pgid, _ = strconv.Atoi(f[2])
+			return pid, pgid
+		}
+	}
+	return 0, 0
 }
 
 // groupMembers lists the live (non-zombie) processes of process group

@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/bridge"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -46,6 +47,10 @@ type Options struct {
 	// to *LocationLineBase, 0 or 1 (--location-line-base); nil chooses per
 	// client: 0 for Zed, 1 otherwise. Another value is an error from New.
 	LocationLineBase *int
+	// Sandbox is how shell commands are confined (--sandbox,
+	// --sandbox-network); the zero value is workspace-write with the
+	// network allowed.
+	Sandbox sandbox.Config
 	// Log receives the logs of every part; nil discards them.
 	Log *slog.Logger
 	// Version is the agent's version, sent as agentInfo.version.
@@ -91,7 +96,7 @@ func New(o Options) (*Server, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	reg := tools.NewRegistry()
-	shell := toolbash.New(toolbash.Options{Log: o.Log})
+	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New())
 	all = append(all, o.Tools...)

@@ -24,8 +24,8 @@ type task struct {
 // startTask starts command as background task bash-N owned by the
 // caller's session and returns "started background task bash-N". When it
 // finishes, a notice reaches the session's next model request.
-func (m *Manager) startTask(ex *tools.Exec, command, dir string) (tools.Output, error) {
-	p, err := m.start(command, dir, nil)
+func (m *Manager) startTask(ex *tools.Exec, command, dir string, unconfined bool) (tools.Output, error) {
+	p, err := m.start(ex.Session, command, dir, unconfined, nil)
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -125,6 +125,8 @@ func (m *Manager) outputTool() tools.Tool {
 //	needed), or "(no new output)";
 //	+ "\n[some output was dropped from memory; full output: PATHS]" when
 //	  unread output no longer was in memory;
+//	+ "\n" + the sandbox line when the task failed and this output shows
+//	  a write the sandbox blocked;
 //	+ "\n" + leftoverLine + "\n" when the shell has exited but a
 //	  process of its group is still running (zombies do not count);
 //	+ "\n" + the status line.
@@ -155,6 +157,11 @@ func (m *Manager) taskOutput(t *task) string {
 		m.mu.Lock()
 		killed := t.killed
 		m.mu.Unlock()
+		if code != 0 || sig != "" {
+			if line := t.p.blockedLine(string(out) + "\n" + string(errb)); line != "" {
+				b.WriteString(line + "\n")
+			}
+		}
 		if t.p.running() {
 			b.WriteString(leftoverLine + "\n")
 		}

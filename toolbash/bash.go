@@ -24,6 +24,9 @@ type bashArgs struct {
 	TimeoutMs       *float64 `json:"timeoutMs"`
 	Workdir         string   `json:"workdir"`
 	RunInBackground bool     `json:"run_in_background"`
+	// DangerouslyDisableSandbox runs this one command outside the
+	// sandbox; the permission check always asks for it.
+	DangerouslyDisableSandbox bool `json:"dangerously_disable_sandbox"`
 }
 
 const bashDescription = `Run a shell command with bash and return its output.
@@ -46,17 +49,28 @@ var bashSpec = tools.Spec{
 		Description: "Directory to run in. Defaults to the session workspace; a relative path is resolved against it."}},
 	{Name: "run_in_background", Prop: tools.Prop{Type: tools.TypeBoolean,
 		Description: "Run as a background task and return its id at once. No timeout applies."}},
+	{Name: "dangerously_disable_sandbox", Prop: tools.Prop{Type: tools.TypeBoolean,
+		Description: "Run this one command outside the sandbox. Only after the result said the sandbox blocked a write the command needs; the user is asked first, every time."}},
 }
 
+// sandboxDescription is added to the bash description when commands run
+// confined.
+const sandboxDescription = `
+- Commands run in a sandbox: they read everything, but write only inside the project, TMPDIR (a private temporary directory) and the build caches; elsewhere writes fail with "Permission denied", and the result then says the sandbox blocked them. If the command really must write there, call bash again with dangerously_disable_sandbox: true (the user is asked). Processes it leaves running are stopped when the session ends.`
+
 func (m *Manager) bashTool() tools.Tool {
+	desc := bashDescription
+	if m.Confined() {
+		desc += sandboxDescription
+	}
 	return tools.Define(tools.Def[bashArgs]{
 		Name:          "bash",
-		Description:   bashDescription,
+		Description:   desc,
 		Spec:          bashSpec,
 		Terminal:      true,
 		Class:         tools.ClassExecute,
 		Execute:       m.execBash,
-		Access:        bashAccess,
+		Access:        m.bashAccess,
 		PresentCall:   presentBashCall,
 		PresentResult: presentBashResult,
 	})
@@ -105,25 +119,25 @@ func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (too
 		return tools.Output{}, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
 	}
 	if a.RunInBackground {
-		return m.startTask(ex, a.Command, dir)
+		return m.startTask(ex, a.Command, dir, a.DangerouslyDisableSandbox)
 	}
 	timeoutMs := float64(DefaultTimeoutMs)
 	if a.TimeoutMs != nil {
 		timeoutMs = min(*a.TimeoutMs, MaxTimeoutMs)
 	}
-	return m.runForeground(ctx, ex, a.Command, dir, timeoutMs)
+	return m.runForeground(ctx, ex, a.Command, dir, timeoutMs, a.DangerouslyDisableSandbox)
 }
 
 // runForeground runs a command until it ends, times out (SIGTERM, SIGKILL
 // KillGrace later, then the result) or ctx is cancelled (SIGTERM, return at
 // once; SIGKILL follows in the background).
-func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, dir string, timeoutMs float64) (tools.Output, error) {
+func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, dir string, timeoutMs float64, unconfined bool) (tools.Output, error) {
 	var lv *liveView
 	if ex.Progress != nil {
 		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) }, m.createOverflow)
 		lv.cap = m.liveCap
 	}
-	p, err := m.start(command, dir, lv)
+	p, err := m.start(ex.Session, command, dir, unconfined, lv)
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -156,6 +170,9 @@ func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, di
 	}
 	c := p.capture()
 	c.timedOut, c.timeoutMs = timedOut, timeoutMs
+	if c.exitCode != 0 || c.signal != "" {
+		c.sandboxLine = p.blockedLine(c.stdout + "\n" + c.stderr)
+	}
 	if lv != nil {
 		lv.finish(liveTrailer(lv, p, c))
 		select {
@@ -180,6 +197,9 @@ func liveTrailer(lv *liveView, p *proc, c capture) string {
 		}
 		lines = append(lines, liveLimitLine(lv.cap, hidden, paths))
 	}
+	if c.sandboxLine != "" {
+		lines = append(lines, c.sandboxLine)
+	}
 	if c.timedOut {
 		lines = append(lines, "[timed out after "+formatMs(c.timeoutMs)+"ms]")
 	}
@@ -201,14 +221,24 @@ func (p *proc) capture() capture {
 }
 
 // presentBashCall: a terminal card titled with the command (cwd only when
-// the model gave a workdir); a background task gets a generic card.
+// the model gave a workdir); a background task gets a generic card. A run
+// outside the sandbox says so before the description (the permission
+// prompt shows it).
 func presentBashCall(a bashArgs) tools.ToolCallView {
+	desc := a.Description
+	if a.DangerouslyDisableSandbox {
+		desc = unsandboxedPrefix + desc
+	}
 	if a.RunInBackground {
 		return tools.GenericCall{Title: a.Command, Kind: tools.KindExecute, RawInput: jsonText(a.Command),
-			Content: []tools.Content{tools.Text(a.Description)}}
+			Content: []tools.Content{tools.Text(desc)}}
 	}
-	return tools.TerminalCall{Title: a.Command, Description: a.Description, Cwd: a.Workdir}
+	return tools.TerminalCall{Title: a.Command, Description: desc, Cwd: a.Workdir}
 }
+
+// unsandboxedPrefix starts the description of a call that runs outside
+// the sandbox.
+const unsandboxedPrefix = "Outside the sandbox: "
 
 // presentBashResult: the terminal output with the exit status read back
 // from the text; a background acknowledgement or an error is a generic
@@ -229,11 +259,26 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 }
 
 // bashAccess is what a bash call touches for the permission check: its
-// workdir (when given) and its command.
-func bashAccess(a bashArgs) tools.Access {
-	acc := tools.Access{Command: a.Command}
+// workdir (when given), its command, and whether it asks to run outside
+// the sandbox (only when there is one to leave: without confinement the
+// flag changes nothing, so it asks nothing extra).
+func (m *Manager) bashAccess(a bashArgs) tools.Access {
+	acc := tools.Access{Command: a.Command, Unsandboxed: a.DangerouslyDisableSandbox && m.Confined()}
 	if a.Workdir != "" {
 		acc.Paths = []string{a.Workdir}
 	}
 	return acc
+}
+
+// blockedLine is the line added to a failed command's result when its
+// output shows a write the sandbox refused (sandbox.Policy.Blocked), or "".
+func (p *proc) blockedLine(output string) string {
+	if !p.sp.Confined {
+		return ""
+	}
+	path, ok := p.policy.Blocked(output, p.dir)
+	if !ok {
+		return ""
+	}
+	return "[sandbox: the write to " + path + " was blocked: commands may write only inside the project, TMPDIR and the build caches. If this command must write there, run it again with dangerously_disable_sandbox: true (the user will be asked)]"
 }

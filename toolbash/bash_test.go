@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,8 +243,9 @@ func TestBashTicksStreamLive(t *testing.T) {
 func TestBashCancel(t *testing.T) {
 	t.Parallel()
 	g := newRig(t)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
+	// The shell's pid as this process sees it (in a PID namespace $$ is
+	// another number): found by a marker in its command line.
+	marker := "cancel-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	ctx, cancel := context.WithCancel(context.Background())
 	type out struct {
 		res tools.Result
@@ -251,12 +253,17 @@ func TestBashCancel(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		res, rec := g.call(ctx, nil, "bash", map[string]any{"command": "trap '' TERM; echo $$ > " + pidFile + "; echo started; sleep 30 & wait", "description": "d"})
+		res, rec := g.call(ctx, nil, "bash", map[string]any{"command": "trap '' TERM; echo started; sleep 30 & wait # " + marker, "description": "d"})
 		done <- out{res, rec}
 	}()
-	waitUntil(t, 5*time.Second, func() bool { b, _ := os.ReadFile(pidFile); return len(b) > 0 })
-	pidText, _ := os.ReadFile(pidFile)
-	pid := strings.TrimSpace(string(pidText))
+	var pid string
+	waitUntil(t, 5*time.Second, func() bool {
+		pids := commandPids("bash", marker)
+		if len(pids) == 1 {
+			pid = pids[0]
+		}
+		return pid != ""
+	})
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
 	cancel()

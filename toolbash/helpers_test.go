@@ -142,3 +142,22 @@ func groupMembers(pgid int) []string {
 	}
 	return out
 }
+
+// commandPids lists the live processes, by their pid in this process's
+// PID namespace, whose argv[0] is name and whose command line contains
+// marker.
+func commandPids(name, marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if argv0 == name && processExists(d.Name()) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -21,8 +23,17 @@ type Options struct {
 	// processes that outlived shutdown); nil discards them.
 	Log *slog.Logger
 	// TempDir is where the private spill directory (dsh-bash-XXXX, mode
-	// 0700) is created; "" means os.TempDir().
+	// 0700) and each session's private temporary directory (dsh-tmp-XXXX,
+	// mode 0700, the commands' TMPDIR) are created; "" means
+	// os.TempDir().
 	TempDir string
+	// Sandbox is how commands are confined (see package sandbox); the zero
+	// value is workspace-write.
+	Sandbox sandbox.Config
+	// AdditionalDirs are directories commands may write besides the
+	// session cwd under workspace-write (the sessions' additional
+	// directories; none today).
+	AdditionalDirs []string
 }
 
 // errShutdown is returned for a command started after Shutdown.
@@ -35,6 +46,10 @@ type Manager struct {
 	log     *slog.Logger
 	tempDir string
 	liveCap int64 // LiveCap, smaller in tests
+	sandbox sandbox.Config
+	host    sandbox.Host
+	dirs    []string // AdditionalDirs
+	caches  []string // sandbox.Caches under workspace-write
 
 	mu       sync.Mutex
 	closed   bool
@@ -43,10 +58,16 @@ type Manager struct {
 	cmdSeq   int                // commands started (spill file names)
 	taskSeq  int                // background tasks started (ids)
 	spillDir string             // created on the first spill
+
+	tempMu sync.Mutex
+	temps  map[string]bool // the sessions' private temporary directories
+	// noSessionTemp is the temporary directory of calls without a session.
+	noSessionTemp tempDir
 }
 
-// undumpable makes the agent process undumpable once per process.
-var undumpable sync.Once
+// undumpable makes the agent process undumpable, and subreaper a child
+// subreaper, once per process.
+var undumpable, subreaper sync.Once
 
 // New returns a Manager. The first call also makes the whole agent
 // process undumpable on Linux (prctl PR_SET_DUMPABLE 0), so that the
@@ -55,6 +76,10 @@ var undumpable sync.Once
 // ptrace attachment to it by same-uid processes (root still can). The
 // commands themselves stay dumpable (exec resets the flag). A failure is
 // logged as a warning to the first Manager's Log.
+//
+// New also makes the agent a child subreaper (sandbox.BecomeSubreaper),
+// probes the kernel's sandbox support (sandbox.Probe) and, when commands
+// will not be confined as o.Sandbox asks, logs SandboxWarning at warn.
 func New(o Options) *Manager {
 	log := o.Log
 	if log == nil {
@@ -65,7 +90,35 @@ func New(o Options) *Manager {
 			log.Warn("bash: the agent's environment stays readable by its commands", "err", err)
 		}
 	})
-	return &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{}}
+	subreaper.Do(func() {
+		if err := sandbox.BecomeSubreaper(); err != nil {
+			log.Warn("bash: orphaned processes of killed sandbox helpers go to init", "err", err)
+		}
+	})
+	m := &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{},
+		sandbox: o.Sandbox, host: sandbox.Probe(), dirs: o.AdditionalDirs, temps: map[string]bool{}}
+	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
+		m.caches = sandbox.Caches()
+	}
+	if w := m.SandboxWarning(); w != "" {
+		log.Warn(w)
+	}
+	return m
+}
+
+// Confined reports whether commands run confined by the kernel (the
+// sandbox mode is not off and the kernel has Landlock).
+func (m *Manager) Confined() bool { return m.sandbox.Confines(m.host) }
+
+// SandboxWarning is what a session should tell the user once (a notice,
+// or a log line) when commands will not be confined as configured: the
+// kernel has no usable Landlock. It is "" when they are confined, and when
+// the user chose --sandbox off.
+func (m *Manager) SandboxWarning() string {
+	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.Confined() {
+		return ""
+	}
+	return "shell commands run without a sandbox (" + m.host.LandlockReason + "); only the permission checks guard what they do"
 }
 
 // Tools returns the tools bash, bash_output and bash_kill, in that order.
@@ -73,25 +126,132 @@ func (m *Manager) Tools() []tools.Tool {
 	return []tools.Tool{m.bashTool(), m.outputTool(), m.killTool()}
 }
 
-// start starts a command with fresh streams and registers its process
-// group; lv is its live view or nil.
-func (m *Manager) start(command, dir string, lv *liveView) (*proc, error) {
+// start starts a command for session sess (nil for none) with fresh
+// streams and registers its process group; unconfined runs it outside the
+// sandbox; lv is its live view or nil. The lock is not held while the
+// command starts (the sandbox helper reports back first); a Shutdown
+// meanwhile kills it.
+func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool, lv *liveView) (*proc, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return nil, errShutdown
 	}
 	m.prune()
 	m.cmdSeq++
 	n := m.cmdSeq
-	spill := func(stream string) (*os.File, string, error) { return m.createSpill(n, stream) }
-	out := [2]*stream{newStream("stdout", TailBytes, spill), newStream("stderr", TailBytes, spill)}
-	p, err := startProc(command, dir, out, lv)
+	m.mu.Unlock()
+	pol, env, err := m.setup(sess, dir, unconfined)
 	if err != nil {
 		return nil, err
 	}
-	m.procs[p] = struct{}{}
+	spill := func(stream string) (*os.File, string, error) { return m.createSpill(n, stream) }
+	out := [2]*stream{newStream("stdout", TailBytes, spill), newStream("stderr", TailBytes, spill)}
+	p, err := startProc(command, dir, pol, env, out, lv)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	closed := m.closed
+	if !closed {
+		m.procs[p] = struct{}{}
+	}
+	m.mu.Unlock()
+	if closed {
+		stopGroups([]*proc{p}, 0)
+		return nil, errShutdown
+	}
 	return p, nil
+}
+
+// setup returns the policy and the environment of a command run in dir
+// for sess: the session cwd (or, without a session, dir) as the project,
+// the session's private temporary directory as TMPDIR (created on the
+// first command; none under --sandbox off), and the mode Off for an
+// unconfined run.
+func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbox.Policy, []string, error) {
+	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Caches: m.caches}
+	if sess != nil {
+		pol.Project = sess.Cwd()
+	}
+	if pol.Project == "" {
+		pol.Project = dir
+		if pol.Project == "" {
+			pol.Project, _ = os.Getwd()
+		}
+	}
+	env := commandEnv(processEnv())
+	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode != sandbox.Off {
+		tmp, err := m.sessionTemp(sess)
+		if err != nil {
+			return pol, nil, err
+		}
+		pol.TempDir = tmp
+		kept := env[:0]
+		for _, kv := range env {
+			if !strings.HasPrefix(kv, "TMPDIR=") {
+				kept = append(kept, kv)
+			}
+		}
+		env = append(kept, "TMPDIR="+tmp)
+	}
+	if unconfined {
+		pol.Config.Mode = sandbox.Off
+	}
+	return pol, env, nil
+}
+
+// tempKey keys a session's private temporary directory.
+type tempKey struct{ m *Manager }
+
+type tempDir struct {
+	path string
+	err  error
+}
+
+// sessionTemp returns sess's private temporary directory (one for all
+// calls without a session), creating it on first use; it is removed when
+// the session closes and at Shutdown.
+func (m *Manager) sessionTemp(sess tools.Session) (string, error) {
+	if sess == nil {
+		m.tempMu.Lock()
+		defer m.tempMu.Unlock()
+		if m.noSessionTemp.path == "" && m.noSessionTemp.err == nil {
+			m.noSessionTemp = m.newTempLocked()
+		}
+		return m.noSessionTemp.path, m.noSessionTemp.err
+	}
+	t := sess.Value(tempKey{m}, func() any {
+		m.tempMu.Lock()
+		t := m.newTempLocked()
+		m.tempMu.Unlock()
+		if t.err == nil {
+			tools.OnClose(sess, func() { m.removeTemp(t.path) })
+		}
+		return t
+	}).(tempDir)
+	return t.path, t.err
+}
+
+// newTempLocked creates a private temporary directory and registers it
+// (m.tempMu held).
+func (m *Manager) newTempLocked() tempDir {
+	dir, err := os.MkdirTemp(m.tempDir, "dsh-tmp-")
+	if err != nil {
+		return tempDir{err: fmt.Errorf("create the commands' temporary directory: %w", err)}
+	}
+	m.temps[dir] = true
+	return tempDir{path: dir}
+}
+
+// removeTemp removes a private temporary directory.
+func (m *Manager) removeTemp(dir string) {
+	m.tempMu.Lock()
+	delete(m.temps, dir)
+	m.tempMu.Unlock()
+	if err := os.RemoveAll(dir); err != nil {
+		m.log.Warn("bash: cannot remove a temporary directory", "dir", dir, "err", err)
+	}
 }
 
 // prune forgets process groups known to be gone (m.mu held).
@@ -160,9 +320,11 @@ func (m *Manager) spillDirectory() (string, error) {
 // Shutdown stops every process the tools started, as the agent exits:
 // SIGTERM to each process group still running, SIGKILL ShutdownGrace later
 // to those still there (it returns early when all are gone); pending
-// SIGKILL timers are stopped. Later commands fail. Then the spill directory
-// is removed. Shutdown blocks for at most about ShutdownGrace plus
-// pipeGrace; calling it again does nothing.
+// SIGKILL timers are stopped. Later commands fail. Then the spill
+// directory and the sessions' temporary directories are removed, and the
+// processes of commands whose helper died before them are killed
+// (sandbox.KillAdopted). Shutdown blocks for at most about ShutdownGrace
+// plus pipeGrace; calling it again does nothing.
 func (m *Manager) Shutdown() {
 	m.mu.Lock()
 	if m.closed {
@@ -193,6 +355,18 @@ func (m *Manager) Shutdown() {
 		if err := os.RemoveAll(spillDir); err != nil {
 			m.log.Warn("bash: cannot remove the spill directory", "dir", spillDir, "err", err)
 		}
+	}
+	m.tempMu.Lock()
+	var temps []string
+	for d := range m.temps {
+		temps = append(temps, d)
+	}
+	m.tempMu.Unlock()
+	for _, d := range temps {
+		m.removeTemp(d)
+	}
+	if n := sandbox.KillAdopted(); n > 0 {
+		m.log.Warn("bash: killed processes whose sandbox helper had died", "count", n)
 	}
 }
 

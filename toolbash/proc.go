@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // Grace periods: KillGrace between SIGTERM and SIGKILL for a timeout, a
@@ -21,31 +23,35 @@ const (
 	pipeGrace     = 200 * time.Millisecond
 )
 
-// proc is one started command: the shell, its process group, its output.
+// proc is one started command: the shell, its process group (led by the
+// sandbox helper, see package sandbox), its output.
 type proc struct {
-	cmd     *exec.Cmd
+	sp      *sandbox.Process
+	policy  sandbox.Policy // what the command could write
+	dir     string         // its working directory
 	pgid    int
 	out     [2]*stream // stdout, stderr
 	pipes   [2]*os.File
 	readers sync.WaitGroup
-	done    chan struct{} // closed when the shell is reaped and the output read
+	done    chan struct{} // closed when the shell has ended and the output is read
 
 	mu        sync.Mutex
-	state     *os.ProcessState // set once the shell is reaped
-	groupGone bool             // the process group has no member left
-	killTimer *time.Timer      // the pending SIGKILL
-	stopped   bool             // signals are no longer sent (shutdown took over)
+	shell     *syscall.WaitStatus // set once the shell has ended
+	groupGone bool                // the process group has no member left
+	killTimer *time.Timer         // the pending SIGKILL
+	stopped   bool                // signals are no longer sent (shutdown took over)
 }
 
-// startProc starts `bash -c command` in dir with the streams' capture and
-// the live view (nil for none). The readers and the waiter goroutine are
-// owned by the returned proc and end with its output.
-func startProc(command, dir string, out [2]*stream, lv *liveView) (*proc, error) {
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = commandEnv(processEnv())
-	cmd.SysProcAttr = sysProcAttr()
-	p := &proc{cmd: cmd, out: out, done: make(chan struct{})}
+// startProc starts `bash -c command` in dir under policy pol, with the
+// environment env, the streams' capture and the live view (nil for none).
+// The readers and the waiter goroutine are owned by the returned proc and
+// end with its output.
+func startProc(command, dir string, pol sandbox.Policy, env []string, out [2]*stream, lv *liveView) (*proc, error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, spawnError(err)
+	}
+	p := &proc{policy: pol, dir: dir, out: out, done: make(chan struct{})}
 	var w [2]*os.File
 	for i := range 2 {
 		r, wr, err := os.Pipe()
@@ -56,14 +62,14 @@ func startProc(command, dir string, out [2]*stream, lv *liveView) (*proc, error)
 		}
 		p.pipes[i], w[i] = r, wr
 	}
-	cmd.Stdout, cmd.Stderr = w[0], w[1]
-	err := cmd.Start()
+	sp, err := sandbox.Start(sandbox.Command{Path: bash, Args: []string{"bash", "-c", command},
+		Dir: dir, Env: env, Stdout: w[0], Stderr: w[1], Policy: pol})
 	closeAll(w[:]...)
 	if err != nil {
 		closeAll(p.pipes[:]...)
 		return nil, spawnError(err)
 	}
-	p.pgid = cmd.Process.Pid
+	p.sp, p.pgid = sp, sp.Pid()
 	for i := range 2 {
 		p.readers.Add(1)
 		go p.read(i, lv)
@@ -119,27 +125,36 @@ func (p *proc) read(i int, lv *liveView) {
 	}
 }
 
-// wait reaps the shell, waits for the output (closing the pipes when a
-// leftover process keeps them open), then closes done.
+// wait waits for the shell's end, then for the output (closing the pipes
+// when a leftover process keeps them open) and, as long, for the helper
+// to exit (it does once nothing of the command is left), then closes
+// done.
 func (p *proc) wait() {
-	_ = p.cmd.Wait()
+	ws := p.sp.WaitCommand()
 	p.mu.Lock()
-	p.state = p.cmd.ProcessState
+	p.shell = &ws
 	p.mu.Unlock()
 	drained := make(chan struct{})
 	go func() {
 		p.readers.Wait()
 		close(drained)
 	}()
+	expired := make(chan struct{})
+	grace := time.AfterFunc(pipeGrace, func() { close(expired) })
+	defer grace.Stop()
 	select {
 	case <-drained:
-	case <-time.After(pipeGrace):
+	case <-expired:
 		closeAll(p.pipes[:]...)
 		<-drained
 	}
 	closeAll(p.pipes[:]...)
+	select {
+	case <-p.sp.Exited():
+	case <-expired:
+	}
 	p.mu.Lock()
-	if !p.groupGone && syscall.Kill(-p.pgid, 0) == syscall.ESRCH {
+	if !p.groupGone && p.sp.Reaped() && syscall.Kill(-p.pgid, 0) == syscall.ESRCH {
 		p.groupGone = true
 	}
 	p.mu.Unlock()
@@ -168,7 +183,7 @@ func (p *proc) signalLocked(sig syscall.Signal) {
 	if p.groupGone || p.stopped {
 		return
 	}
-	if err := syscall.Kill(-p.pgid, sig); errors.Is(err, syscall.ESRCH) && p.state != nil {
+	if err := p.sp.Signal(sig); errors.Is(err, syscall.ESRCH) && p.sp.Reaped() {
 		p.groupGone = true
 	}
 }
@@ -192,7 +207,7 @@ func (p *proc) alive() bool {
 		return false
 	}
 	if err := syscall.Kill(-p.pgid, 0); errors.Is(err, syscall.ESRCH) {
-		if p.state != nil {
+		if p.sp.Reaped() {
 			p.groupGone = true
 		}
 		return false
@@ -237,15 +252,15 @@ func (p *proc) waitStopped(ctx context.Context, d time.Duration) bool {
 // exit describes how the shell ended; ok is false while it runs.
 func (p *proc) exit() (code int, signal string, ok bool) {
 	p.mu.Lock()
-	st := p.state
+	ws := p.shell
 	p.mu.Unlock()
-	if st == nil {
+	if ws == nil {
 		return 0, "", false
 	}
-	if ws, isWS := st.Sys().(syscall.WaitStatus); isWS && ws.Signaled() {
+	if ws.Signaled() {
 		return 0, signalName(ws.Signal()), true
 	}
-	return st.ExitCode(), "", true
+	return ws.ExitStatus(), "", true
 }
 
 // takeOver stops the pending SIGKILL timer and any later timer-driven
@@ -266,7 +281,7 @@ func (p *proc) force(sig syscall.Signal) {
 	if p.groupGone {
 		return
 	}
-	if err := syscall.Kill(-p.pgid, sig); errors.Is(err, syscall.ESRCH) && p.state != nil {
+	if err := p.sp.Signal(sig); errors.Is(err, syscall.ESRCH) && p.sp.Reaped() {
 		p.groupGone = true
 	}
 }

@@ -6,15 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"syscall"
 )
-
-// sysProcAttr puts the command in its own process group and asks the
-// kernel to SIGKILL the shell if the agent dies first (best effort: it
-// covers the shell, not its children).
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
 
 // groupRunning reports whether process group pgid has a member that is not
 // a zombie (a killed leftover stays a zombie until its new parent, often

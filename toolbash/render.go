@@ -18,6 +18,8 @@ type capture struct {
 	timeoutMs            float64
 	signal               string // "SIGTERM" when a signal ended the shell
 	exitCode             int
+	// sandboxLine says the sandbox blocked a write, or is "".
+	sandboxLine string
 }
 
 // resultText is the foreground result the model sees:
@@ -25,6 +27,7 @@ type capture struct {
 //	stdout [+ "\n[output truncated; full output: PATH]"]
 //	[+ "[stderr]\n" + stderr [+ truncation line]] (after a newline if needed)
 //	"(no output)" when all that is empty
+//	+ the sandbox line, when the sandbox blocked a write, on its own line
 //	+ status markers, each on its own line: "[timed out after Nms]" (first,
 //	  whenever the timeout fired), then "[killed by signal: SIG…]" or, for a
 //	  non-zero exit, "[exit code: N]".
@@ -46,6 +49,12 @@ func resultText(c capture) string {
 	}
 	if b.Len() == 0 {
 		b.WriteString("(no output)")
+	}
+	if c.sandboxLine != "" {
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.sandboxLine)
 	}
 	var marks []string
 	if c.timedOut {

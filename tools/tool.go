@@ -26,10 +26,15 @@ type Exec struct {
 
 // Access is what one tool call touches: the files or directories it
 // reads, writes or runs in (as given, relative ones against the session
-// cwd) and, for a shell tool, the command text.
+// cwd), for a shell tool the command text, and whether the call asks to
+// run outside the command sandbox.
 type Access struct {
 	Paths   []string
 	Command string
+	// Unsandboxed: the call runs its command outside the kernel sandbox
+	// (bash's dangerously_disable_sandbox); the permission check asks for
+	// it in every mode but bypassPermissions, whatever was remembered.
+	Unsandboxed bool
 }
 
 // Class is what a tool's calls can change, as the permission policy

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // version is the agent's version; release builds set it with
@@ -33,6 +34,7 @@ type config struct {
 	Record           string
 	StateDir         string
 	LocationLineBase int // -1: per client
+	Sandbox          sandbox.Config
 	ShowVersion      bool
 }
 
@@ -67,10 +69,12 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
 	fs.StringVar(&c.Record, "record", get("DSH_RECORD", ""), "also write each model response to DIR/NNN.sse and request to DIR/NNN.request.json (env DSH_RECORD)")
 	lineBase := fs.String("location-line-base", get("DSH_LOCATION_LINE_BASE", ""), "base of tool-call location lines on the wire, 0 or 1 (default: 0 for Zed, 1 otherwise; env DSH_LOCATION_LINE_BASE)")
-	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and exit")
+	sandboxMode := fs.String("sandbox", get("DSH_SANDBOX", string(sandbox.WorkspaceWrite)), "how shell commands are confined: workspace-write, read-only, off (env DSH_SANDBOX)")
+	sandboxNet := fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
+	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
-		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
 	}
@@ -97,6 +101,16 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	c.MaxSteps = n
 	if !permission.ValidMode(c.Mode) {
 		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", modeList(), c.Mode)
+	}
+	if c.Sandbox.Mode, err = sandbox.ParseMode(*sandboxMode); err != nil {
+		return c, fmt.Errorf("--sandbox (or DSH_SANDBOX) must be workspace-write, read-only or off, got %q", *sandboxMode)
+	}
+	switch *sandboxNet {
+	case "allow":
+	case "deny":
+		c.Sandbox.DenyNetwork = true
+	default:
+		return c, fmt.Errorf("--sandbox-network (or DSH_SANDBOX_NETWORK) must be allow or deny, got %q", *sandboxNet)
 	}
 	switch *lineBase {
 	case "":

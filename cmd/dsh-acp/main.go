@@ -1,7 +1,9 @@
 // Command dsh-acp serves the Agent Client Protocol on stdin/stdout: an
 // editor such as Zed starts it as a child process and talks JSON-RPC 2.0
 // to it, one message per line. See INTERFACE.md for flags, variables and
-// subcommands (demo, diff).
+// subcommands (demo, diff, version). The sandbox helper's hidden
+// subcommand (__sandbox-exec) never reaches main: package
+// sandbox/internal/helper serves it from its init function.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/server"
 )
 
@@ -30,6 +33,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runDiff(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
+		case "version":
+			args = append(append([]string{}, args[1:]...), "--version")
 		}
 	}
 	cfg, err := parseConfig(args, os.LookupEnv, stderr)
@@ -43,7 +48,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.ShowVersion {
+		h := sandbox.Probe()
 		fmt.Fprintln(stdout, "dsh-acp", version)
+		fmt.Fprintln(stdout, "sandbox:", sandbox.Describe(cfg.Sandbox, h))
+		fmt.Fprintln(stdout, "processes:", sandbox.DescribeProcesses(cfg.Sandbox, h))
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
@@ -84,6 +92,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		MaxSteps: cfg.MaxSteps,
 		Mode:     cfg.Mode,
 		StateDir: cfg.StateDir,
+		Sandbox:  cfg.Sandbox,
 		Log:      log,
 		Version:  version,
 	}

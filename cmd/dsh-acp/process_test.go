@@ -193,9 +193,17 @@ func TestProcessSIGTERM(t *testing.T) {
 
 // TestVersionAndHelp checks --version and --help.
 func TestVersionAndHelp(t *testing.T) {
-	out, err := exec.Command(binary(t), "--version").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "dsh-acp "+version {
-		t.Errorf("--version = %q, %v", out, err)
+	for _, args := range [][]string{{"--version"}, {"version"}, {"--sandbox", "off", "--version"}} {
+		out, err := exec.Command(binary(t), args...).Output()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err != nil || len(lines) != 3 || lines[0] != "dsh-acp "+version ||
+			!strings.HasPrefix(lines[1], "sandbox: ") || !strings.HasPrefix(lines[2], "processes: ") {
+			t.Errorf("%v = %q, %v", args, out, err)
+			continue
+		}
+		if args[0] == "--sandbox" && lines[1] != "sandbox: off" {
+			t.Errorf("%v: %q, want sandbox: off", args, lines[1])
+		}
 	}
 	cmd := exec.Command(binary(t), "--help")
 	var stderr bytes.Buffer
@@ -204,7 +212,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if err != nil || len(stdout) != 0 {
 		t.Errorf("--help: err %v, stdout %q (must stay empty)", err, stdout)
 	}
-	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-version", "DSH_API_KEY"} {
+	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-version", "DSH_API_KEY"} {
 		if !strings.Contains(stderr.String(), flag) {
 			t.Errorf("--help does not mention %s", flag)
 		}

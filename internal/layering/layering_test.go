@@ -46,8 +46,9 @@ var rules = map[string]rule{
 	// Modes and policy; the tools' declared classes, never a tool by name.
 	"permission": {ours: []string{"tools"}},
 	"toolfs":     {ours: toolDeps},
-	"toolbash":   {ours: toolDeps},
-	"tooltodo":   {ours: toolDeps},
+	// The shell tools run their commands through the sandbox.
+	"toolbash": {ours: append(append([]string{}, toolDeps...), "sandbox")},
+	"tooltodo": {ours: toolDeps},
 	// MCP servers' tools: the tools layer and the official MCP SDK.
 	"toolmcp": {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"agent":   {ours: []string{"llm", "tools", "session"}},
@@ -58,7 +59,13 @@ var rules = map[string]rule{
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
-	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "internal/acpclient", "internal/diffcmd"}},
+	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "internal/acpclient", "internal/diffcmd"}},
+	// The command sandbox knows no tool; its helper and process reader
+	// take only the standard library, so that the helper starts before
+	// the heavy packages initialize.
+	"sandbox":                   {ours: []string{"sandbox/internal/helper", "sandbox/internal/proctree"}, external: []string{"github.com/landlock-lsm/go-landlock", "golang.org/x/sys"}},
+	"sandbox/internal/helper":   {ours: []string{"sandbox/internal/proctree"}, external: []string{}},
+	"sandbox/internal/proctree": {ours: nil, external: []string{}},
 
 	"hunks/internal/benchcases": {},
 	"tools/toolstest":           {ours: []string{"tools"}},

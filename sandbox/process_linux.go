@@ -1,0 +1,382 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/helper"
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/proctree"
+)
+
+// selfExe is the agent's own executable, as the kernel holds it (a binary
+// replaced on disk meanwhile still re-executes the running version).
+const selfExe = "/proc/self/exe"
+
+// AgentVar is set in every command's environment to the agent's pid; it
+// marks the processes KillAdopted may kill.
+const AgentVar = "DSH_SANDBOX_AGENT"
+
+// Command is one command to start.
+type Command struct {
+	// Path is the program (absolute, e.g. LookPath("bash")); Args its
+	// argv, Args[0] included.
+	Path string
+	Args []string
+	// Dir is the working directory ("" for the agent's); Env the
+	// environment (KEY=value).
+	Dir string
+	Env []string
+	// Stdout and Stderr receive the output; stdin is /dev/null.
+	Stdout, Stderr *os.File
+	// Policy confines it (its Config.Mode Off for none).
+	Policy Policy
+}
+
+// Process is a started command: the helper (the process group leader)
+// and, below it, the command's tree. Safe for concurrent use.
+type Process struct {
+	cmd    *exec.Cmd
+	pid    int
+	helper bool // started through the helper
+	ns     bool // the helper is PID 1 of its own namespaces
+	// Confined reports whether Landlock confines the command.
+	Confined bool
+	status   *bufio.Reader
+	statusF  *os.File
+	exited   chan struct{} // closed once the helper is reaped
+
+	mu        sync.Mutex
+	state     *os.ProcessState
+	killTimer *time.Timer
+}
+
+// Start starts c: through the helper (in its own namespaces where the
+// host allows it and the mode is not Off, confined by Landlock where
+// c.Policy confines), or, when the helper cannot run at all, directly.
+// The process is the leader of a new process group and gets SIGKILL when
+// the agent's thread that started it dies. Start returns once the command
+// has started; errors are those of exec (a missing Dir, say) or the
+// helper's ("sandbox: ...").
+func Start(c Command) (*Process, error) {
+	h := Probe()
+	if !h.helper {
+		return startDirect(c)
+	}
+	spec := helper.Spec{UID: os.Getuid(), GID: os.Getgid(), NS: h.Namespaces && c.Policy.Config.mode() != Off}
+	var ruleset *os.File
+	if c.Policy.Config.Confines(h) {
+		f, flags, err := rulesetFor(c.Policy, h.LandlockABI)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		ruleset = f
+		spec.Landlock, spec.LandlockFlags = true, flags
+	}
+	argv := append([]string{c.Path}, c.Args...)
+	return launch(spec, argv, c.Dir, append(c.Env, AgentVar+"="+strconv.Itoa(os.Getpid())), c.Stdout, c.Stderr, ruleset)
+}
+
+// launch starts the helper with spec for argv (PATH ARG0 ARGS...) and
+// waits for its first report.
+func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, stderr any, ruleset *os.File) (*Process, error) {
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		closeFile(ruleset)
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path: selfExe,
+		Args: append([]string{"dsh-sandbox", helper.ExecArg, string(specJSON), "--"}, argv...),
+		Dir:  dir,
+		Env:  env,
+	}
+	setOutput(cmd, stdout, stderr)
+	cmd.ExtraFiles = []*os.File{w}
+	if ruleset != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, ruleset)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if spec.NS {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		// The helper's uid has no mapping yet when it is executed, so it
+		// keeps the capabilities to map it (and to mount /proc) only as
+		// ambient ones; it clears them before starting the command.
+		cmd.SysProcAttr.AmbientCaps = []uintptr{capSysAdmin, capSetUID, capSetGID}
+	}
+	registerHelper := func(pid int) { helpersMu.Lock(); helpers[pid] = true; helpersMu.Unlock() }
+	err = cmd.Start()
+	_ = w.Close()
+	closeFile(ruleset)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, pid: cmd.Process.Pid, helper: true, ns: spec.NS, Confined: spec.Landlock,
+		status: bufio.NewReader(r), statusF: r, exited: make(chan struct{})}
+	registerHelper(p.pid)
+	go p.reap()
+	line, _ := p.status.ReadString('\n')
+	if line == "ok\n" {
+		return p, nil
+	}
+	<-p.exited
+	_ = r.Close()
+	msg := strings.TrimSpace(strings.TrimPrefix(line, "err "))
+	if msg == "" {
+		msg = "the helper ended before starting the command (" + p.state.String() + ")"
+	}
+	return nil, errors.New("sandbox: " + msg)
+}
+
+// The capabilities (linux/capability.h) the helper needs in its new user
+// namespace.
+const (
+	capSetGID   = 6
+	capSetUID   = 7
+	capSysAdmin = 21
+)
+
+func setOutput(cmd *exec.Cmd, stdout, stderr any) {
+	if f, ok := stdout.(*os.File); ok && f != nil {
+		cmd.Stdout = f
+	} else if b, ok := stdout.(*bytes.Buffer); ok {
+		cmd.Stdout = b
+	}
+	if f, ok := stderr.(*os.File); ok && f != nil {
+		cmd.Stderr = f
+	} else if b, ok := stderr.(*bytes.Buffer); ok {
+		cmd.Stderr = b
+	}
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		_ = f.Close()
+	}
+}
+
+// helpers are the pids of the helpers not reaped yet (KillAdopted spares
+// them).
+var (
+	helpersMu sync.Mutex
+	helpers   = map[int]bool{}
+)
+
+// reap waits for the helper (or the direct command) to exit.
+func (p *Process) reap() {
+	_ = p.cmd.Wait()
+	p.mu.Lock()
+	p.state = p.cmd.ProcessState
+	if p.killTimer != nil {
+		p.killTimer.Stop()
+	}
+	p.mu.Unlock()
+	if p.helper {
+		helpersMu.Lock()
+		delete(helpers, p.pid)
+		helpersMu.Unlock()
+	}
+	close(p.exited)
+}
+
+// startDirect starts c without the helper (no /proc/self/exe): unconfined,
+// in its own process group, as the agent did before the sandbox.
+func startDirect(c Command) (*Process, error) {
+	cmd := &exec.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: c.Env}
+	setOutput(cmd, c.Stdout, c.Stderr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	go p.reap()
+	return p, nil
+}
+
+// Pid is the process group's id: the helper's pid (or the command's,
+// when started directly).
+func (p *Process) Pid() int { return p.pid }
+
+// Exited is closed once the helper (or the direct command) has been
+// reaped: from then on its pid may belong to another process.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Reaped reports whether Exited is closed.
+func (p *Process) Reaped() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitCommand blocks until the command itself (the shell) has ended and
+// returns its wait status; its leftovers may still run. When the helper
+// died before it could report (it was killed), this is the helper's
+// status, once it has been reaped. Call it once.
+func (p *Process) WaitCommand() syscall.WaitStatus {
+	if p.helper {
+		line, _ := p.status.ReadString('\n')
+		_ = p.statusF.Close()
+		if rest, ok := strings.CutPrefix(line, "exit "); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 32); err == nil {
+				return syscall.WaitStatus(n)
+			}
+		}
+	}
+	<-p.exited
+	ws, _ := p.state.Sys().(syscall.WaitStatus)
+	return ws
+}
+
+// helperGrace is how long a helper may take to exit once its tree has
+// been killed, before it is killed too.
+const helperGrace = time.Second
+
+// Signal sends sig to the whole command: to its process group, which the
+// helper leads and passes it on from to the processes that left the group.
+// SIGKILL kills everything: where the helper runs the command in a PID
+// namespace, by killing the helper (the kernel kills the rest); where it
+// is a subreaper, by killing its descendants (it then reaps them and
+// exits; it is killed too if it is not gone within a second). The error is
+// that of kill(2) on the group (ESRCH once nothing of it is left).
+func (p *Process) Signal(sig syscall.Signal) error {
+	if sig == syscall.SIGKILL && p.helper && !p.ns {
+		p.mu.Lock()
+		reaped := p.state != nil
+		if !reaped && p.killTimer == nil {
+			p.killTimer = time.AfterFunc(helperGrace, func() { _ = p.cmd.Process.Signal(syscall.SIGKILL) })
+		}
+		p.mu.Unlock()
+		if !reaped {
+			_, _ = proctree.Kill(p.pid, 8)
+		}
+		return syscall.Kill(-p.pid, 0)
+	}
+	return syscall.Kill(-p.pid, sig)
+}
+
+// rulesetFor builds the Landlock ruleset of pol for ABI abi: the
+// go-landlock preset of exactly that ABI (the newest it knows, beyond),
+// without best effort, so that a right the kernel lacks is an error and
+// never silently dropped; network rights only with DenyNetwork. Rules:
+// read, execute and list everything (and, ABI 9, connect to pathname unix
+// sockets); write below pol.Writable() (with renames across them, ABI 2);
+// the device files read-write, the terminals also with ioctl (ABI 5).
+func rulesetFor(pol Policy, abi int) (*os.File, uint32, error) {
+	presets := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
+		landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+	cfg := presets[min(abi, len(presets))-1]
+	if !pol.Config.DenyNetwork {
+		cfg.HandledAccessNet = 0
+	}
+	read := landlock.RODirs("/")
+	if abi >= 9 {
+		read = read.WithResolveUnix()
+	}
+	rules := []landlock.Rule{
+		read,
+		landlock.RWFiles(devices...).IgnoreIfMissing(),
+		landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing(),
+	}
+	if w := pol.Writable(); len(w) > 0 {
+		rw := landlock.RWDirs(w...).IgnoreIfMissing()
+		if abi >= 2 {
+			rw = rw.WithRefer()
+		}
+		rules = append(rules, rw)
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return nil, 0, err
+	}
+	if fd < 0 {
+		return nil, 0, errors.New("landlock: nothing to restrict")
+	}
+	return os.NewFile(uintptr(fd), "landlock-ruleset"), flags, nil
+}
+
+// probe is Probe's work.
+func probe() Host {
+	var h Host
+	if _, err := os.Stat(selfExe); err != nil {
+		h.LandlockReason = "cannot re-execute the agent: " + err.Error()
+		h.NamespaceReason = h.LandlockReason
+		return h
+	}
+	h.helper = true
+	abi, err := llsys.LandlockGetABIVersion()
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		h.LandlockReason = "kernel has no Landlock"
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		h.LandlockReason = "Landlock is disabled in this kernel (see the lsm= boot parameter)"
+	case errors.Is(err, syscall.EPERM):
+		h.LandlockReason = "Landlock is forbidden here (seccomp)"
+	case err != nil:
+		h.LandlockReason = "Landlock: " + err.Error()
+	}
+	base := helper.Spec{UID: os.Getuid(), GID: os.Getgid(), Probe: true}
+	ns := base
+	ns.NS = true
+	if err := runProbe(ns, nil); err != nil {
+		h.NamespaceReason = "no user and PID namespaces: " + err.Error()
+	} else {
+		h.Namespaces = true
+	}
+	if err != nil || abi <= 0 {
+		return h
+	}
+	spec := base
+	spec.NS = h.Namespaces
+	pol := Policy{Config: Config{Mode: WorkspaceWrite}, TempDir: os.TempDir()}
+	ruleset, flags, err := rulesetFor(pol, abi)
+	if err == nil {
+		spec.Landlock, spec.LandlockFlags = true, flags
+		err = runProbe(spec, ruleset)
+	}
+	if err != nil {
+		h.LandlockReason = "Landlock is refused here: " + err.Error()
+		return h
+	}
+	h.LandlockABI = abi
+	return h
+}
+
+// runProbe runs the helper in probe mode and reports whether it set up.
+func runProbe(spec helper.Spec, ruleset *os.File) error {
+	var stderr bytes.Buffer
+	p, err := launch(spec, nil, "", os.Environ(), nil, &stderr, ruleset)
+	if err != nil {
+		return err
+	}
+	ws := p.WaitCommand()
+	<-p.exited
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return nil
+	}
+	if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		return errors.New(strings.TrimPrefix(msg, "dsh-acp sandbox: "))
+	}
+	return fmt.Errorf("the probe ended with %v", ws)
+}
