@@ -37,12 +37,6 @@ func (m *Manager) startTask(ex *tools.Exec, command, dir string, unconfined bool
 	t := &task{id: m.nextTaskID(), owner: owner, p: p}
 	m.tasks[t.id] = t
 	m.mu.Unlock()
-	if ex.Session != nil {
-		ex.Session.Value(closeHookKey{m}, func() any {
-			tools.OnClose(ex.Session, func() { m.KillSession(owner) })
-			return true
-		})
-	}
 	go m.watch(t, ex.Session)
 	return tools.Output{Content: []tools.Content{tools.Text("started background task " + t.id)}}, nil
 }
@@ -257,5 +251,5 @@ func jsonText(s string) json.RawMessage {
 	return b
 }
 
-// closeHookKey marks a session whose close already stops its tasks.
+// closeHookKey marks a session whose close already stops its commands.
 type closeHookKey struct{ m *Manager }

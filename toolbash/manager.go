@@ -151,6 +151,14 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 	if err != nil {
 		return nil, err
 	}
+	if sess != nil {
+		p.owner = sess.ID()
+		sess.Value(closeHookKey{m}, func() any {
+			owner := p.owner
+			tools.OnClose(sess, func() { m.KillSession(owner) })
+			return true
+		})
+	}
 	m.mu.Lock()
 	closed := m.closed
 	if !closed {
@@ -396,19 +404,26 @@ func stopGroups(ps []*proc, grace time.Duration) {
 	}
 }
 
-// KillSession stops the background tasks owned by session id (the
-// bridge calls it when the session is closed): SIGTERM to the process
-// group of each task still running or whose group still has members (a
-// finished shell's leftovers), SIGKILL KillGrace later; it does not wait.
-// No notice is posted for them and they are forgotten.
+// KillSession stops the commands of session id (the session closes:
+// every session a command ran in gets this as an OnClose hook): SIGTERM
+// to the process group of each background task still running, and of
+// each command, foreground ones included, whose group still has members
+// (the processes a finished shell left behind, also those that left the
+// group: the sandbox helper passes the signal on), SIGKILL KillGrace later;
+// it does not wait. No notice is posted for the tasks and they are
+// forgotten.
 func (m *Manager) KillSession(id string) {
 	m.mu.Lock()
 	var ps []*proc
 	for tid, t := range m.tasks {
 		if t.owner == id {
 			t.silent = true
-			ps = append(ps, t.p)
 			delete(m.tasks, tid)
+		}
+	}
+	for p := range m.procs {
+		if p.owner == id {
+			ps = append(ps, p)
 		}
 	}
 	m.mu.Unlock()

@@ -27,6 +27,7 @@ const (
 // sandbox helper, see package sandbox), its output.
 type proc struct {
 	sp      *sandbox.Process
+	owner   string         // the session's id, "" for none
 	policy  sandbox.Policy // what the command could write
 	dir     string         // its working directory
 	pgid    int

@@ -1,0 +1,256 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/proctree"
+)
+
+// needLandlock skips t when the kernel cannot confine commands, except
+// under CI=true (CI runs on kernels that can): there it fails.
+func needLandlock(t *testing.T, minABI int) Host {
+	t.Helper()
+	h := Probe()
+	if h.LandlockABI >= minABI {
+		return h
+	}
+	why := h.LandlockReason
+	if h.LandlockABI > 0 {
+		why = "Landlock ABI " + strconv.Itoa(h.LandlockABI) + " < " + strconv.Itoa(minABI)
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but commands cannot be confined: %s", why)
+	}
+	t.Skipf("commands cannot be confined here: %s", why)
+	return h
+}
+
+// needNamespaces is needLandlock for user and PID namespaces.
+func needNamespaces(t *testing.T) {
+	t.Helper()
+	if h := Probe(); !h.Namespaces {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %s", h.NamespaceReason)
+		}
+		t.Skip(h.NamespaceReason)
+	}
+}
+
+// run runs script with bash under pol in dir and returns its output
+// (stdout and stderr together) and wait status.
+func run(t *testing.T, pol Policy, dir, script string) (string, syscall.WaitStatus) {
+	t.Helper()
+	p, out := start(t, pol, dir, script)
+	b, _ := io.ReadAll(out)
+	return string(b), p.WaitCommand()
+}
+
+func start(t *testing.T, pol Policy, dir, script string) (*Process, *os.File) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TMPDIR="+pol.TempDir)
+	p, err := Start(Command{Path: bash, Args: []string{"bash", "-c", script}, Dir: dir, Env: env, Stdout: w, Stderr: w, Policy: pol})
+	_ = w.Close()
+	if err != nil {
+		_ = r.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Signal(syscall.SIGKILL); _ = r.Close() })
+	return p, r
+}
+
+func TestConfinedWrites(t *testing.T) {
+	needLandlock(t, 1)
+	proj, tmp, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	victim := outside + "/victim"
+	if err := os.WriteFile(victim, []byte("orig"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := Policy{Project: proj, TempDir: tmp}
+	out, ws := run(t, pol, proj, `echo in > in.txt && echo t > "$TMPDIR/t" && echo x > /dev/null && echo ok
+echo pwned > `+victim+`; touch `+outside+`/new; echo ". $?"`)
+	if ws.ExitStatus() != 0 || !strings.HasPrefix(out, "ok\n") || !strings.HasSuffix(out, ". 1\n") || strings.Count(out, "Permission denied") != 2 {
+		t.Fatalf("status %v, output:\n%s", ws, out)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "orig" {
+		t.Errorf("the file outside holds %q", b)
+	}
+	if _, err := os.Stat(outside + "/new"); err == nil {
+		t.Error("a file was created outside")
+	}
+	for _, f := range []string{proj + "/in.txt", tmp + "/t"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	pol.Config.Mode = ReadOnly
+	out, _ = run(t, pol, proj, `echo a > in2.txt; echo b > "$TMPDIR/t2" && echo tmp-ok`)
+	if !strings.Contains(out, "in2.txt: Permission denied") || !strings.Contains(out, "tmp-ok") {
+		t.Errorf("read-only: %s", out)
+	}
+	pol.Config.Mode = Off
+	out, _ = run(t, pol, proj, `echo free > `+victim+` && echo off-ok`)
+	if b, _ := os.ReadFile(victim); out != "off-ok\n" || string(b) != "free\n" {
+		t.Errorf("off: %q, file %q", out, b)
+	}
+}
+
+// TestDenyNetwork: TCP connect to a listener of the test is refused with
+// DenyNetwork and works without.
+func TestDenyNetwork(t *testing.T) {
+	needLandlock(t, 4)
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	dir := t.TempDir()
+	script := `exec 3<>/dev/tcp/127.0.0.1/` + port + ` && echo connected`
+	for _, deny := range []bool{false, true} {
+		out, _ := run(t, Policy{Config: Config{DenyNetwork: deny}, Project: dir, TempDir: dir}, dir, script)
+		if connected := strings.Contains(out, "connected"); connected == deny {
+			t.Errorf("deny %v: %q", deny, out)
+		}
+	}
+}
+
+// TestSubreaperHelper: without a PID namespace the helper is a subreaper:
+// a setsid'd and a double-forked process are still its descendants,
+// SIGTERM reaches them (the helper passes it on), and so does SIGKILL; a
+// confined command cannot signal a process outside its sandbox (ABI 6).
+func TestSubreaperHelper(t *testing.T) {
+	h := needLandlock(t, 1)
+	noNamespaces = true
+	t.Cleanup(func() { noNamespaces = false })
+	dir := t.TempDir()
+	pol := Policy{Project: dir, TempDir: dir}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		// The first sleep ignores SIGTERM only in the SIGKILL round.
+		trap := ""
+		if sig == syscall.SIGKILL {
+			trap = "trap '' TERM; "
+		}
+		p, out := start(t, pol, dir, trap+`setsid sleep 300 & (sleep 301 &); echo started; wait`)
+		buf := make([]byte, 8)
+		if n, _ := out.Read(buf); string(buf[:n]) != "started\n" {
+			t.Fatalf("output %q", buf[:n])
+		}
+		var desc []proctree.Proc
+		waitFor(t, func() bool {
+			procs, _ := proctree.Scan()
+			desc = live(proctree.Descendants(procs, p.Pid()))
+			return len(desc) == 3 // bash and the two sleeps
+		})
+		if sig == syscall.SIGKILL {
+			_ = p.Signal(syscall.SIGTERM) // ignored by all three
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := p.Signal(sig); err != nil && err != syscall.ESRCH {
+			t.Fatalf("%v: %v", sig, err)
+		}
+		select {
+		case <-p.Exited():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: the helper did not exit", sig)
+		}
+		for _, d := range desc {
+			if q, ok := proctree.Stat(d.Pid); ok && !q.Zombie() {
+				t.Errorf("%v: process %d survived", sig, d.Pid)
+			}
+		}
+	}
+	if h.LandlockABI >= 6 {
+		out, _ := run(t, pol, dir, "kill -0 "+strconv.Itoa(os.Getpid())+" && echo reached")
+		if !strings.Contains(out, "Operation not permitted") {
+			t.Errorf("a confined command signalled the agent: %q", out)
+		}
+		pol.Config.Mode = Off
+		if out, _ := run(t, pol, dir, "kill -0 "+strconv.Itoa(os.Getpid())+" && echo reached"); out != "reached\n" {
+			t.Errorf("unconfined: %q", out)
+		}
+	}
+}
+
+// TestNamespaceHelper: in a PID namespace the command sees only its own
+// processes (its own /proc), and SIGKILL to the group takes the whole tree
+// with it, setsid'd processes included.
+func TestNamespaceHelper(t *testing.T) {
+	needNamespaces(t)
+	dir := t.TempDir()
+	pol := Policy{Project: dir, TempDir: dir}
+	out, _ := run(t, pol, dir, `echo $$ $PPID; ls /proc | grep -c '^[0-9]'`)
+	if f := strings.Fields(out); len(f) != 3 || f[1] != "1" {
+		t.Errorf("pid, ppid, process count: %q", out)
+	}
+	marker := "301." + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	p, r := start(t, pol, dir, `setsid sleep `+marker+` & echo started; wait`)
+	buf := make([]byte, 8)
+	_, _ = r.Read(buf)
+	var pids []int
+	waitFor(t, func() bool { pids = byCmdline("sleep\x00" + marker); return len(pids) == 1 })
+	if err := p.Signal(syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(byCmdline("sleep\x00"+marker)) == 0 })
+}
+
+func live(ps []proctree.Proc) []proctree.Proc {
+	var out []proctree.Proc
+	for _, p := range ps {
+		if !p.Zombie() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// byCmdline lists the live processes whose command line contains s.
+func byCmdline(s string) []int {
+	var out []int
+	procs, _ := proctree.Scan()
+	for _, p := range procs {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/cmdline")
+		if err == nil && !p.Zombie() && strings.Contains(string(b), s) {
+			out = append(out, p.Pid)
+		}
+	}
+	return out
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
