@@ -113,10 +113,10 @@ func TestBlockedRule(t *testing.T) {
 		{"npm ERR! Error: EACCES: permission denied, mkdir '" + x + "'", x},
 		{"mkdir: cannot create directory ‘" + x + "’: Permission denied", x},
 		{"cp: cannot create regular file '../up': Permission denied", filepath.Join(filepath.Dir(proj), "up")},
-		{"error: " + x + " is bad", ""},                                    // no denial
-		{"Permission denied", ""},                                          // no path
-		{"touch: cannot touch 'in.txt': Permission denied", ""},            // inside the project
-		{"bash: " + filepath.Join(tmp, "t") + ": Permission denied", ""},  // TMPDIR
+		{"error: " + x + " is bad", ""},                                         // no denial
+		{"Permission denied", ""},                                               // no path
+		{"touch: cannot touch 'in.txt': Permission denied", ""},                 // inside the project
+		{"bash: " + filepath.Join(tmp, "t") + ": Permission denied", ""},        // TMPDIR
 		{"ssh: connect to host example.com: Permission denied (publickey)", ""}, // no path
 		{"fetch https://example.com/x failed: permission denied", ""},
 	}
