@@ -156,3 +156,32 @@ func TestBypassStillAsksForOutsideRedirects(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsandboxedAsks: a call that runs outside the sandbox asks in every
+// mode but bypassPermissions (plan refuses it like any command), whatever
+// prefix or path was allowed always; a remembered reject still refuses
+// it, and allowing it once remembers nothing about leaving the sandbox.
+func TestUnsandboxedAsks(t *testing.T) {
+	cwd := t.TempDir()
+	m := NewMemory()
+	m.Remember(Call{Tool: "bash", Command: "make build", Cwd: cwd}, true)
+	m.Remember(Call{Tool: "bash", Command: "rm x", Cwd: cwd}, false)
+	out := Call{Tool: "bash", Command: "make build", Cwd: cwd, Unsandboxed: true}
+	for mode, want := range map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModeBypass: Allow, ModePlan: Refuse} {
+		if got, _ := m.Decide(mode, out); got != want {
+			t.Errorf("%s: %v, want %v", mode, got, want)
+		}
+	}
+	inside := out
+	inside.Unsandboxed = false
+	if got, _ := m.Decide(ModeDefault, inside); got != Allow {
+		t.Errorf("the same call inside the sandbox: %v, want Allow", got)
+	}
+	if got, why := m.Decide(ModeDefault, Call{Tool: "bash", Command: "rm -rf y", Cwd: cwd, Unsandboxed: true}); got != Refuse || why == "" {
+		t.Errorf("remembered reject: %v %q", got, why)
+	}
+	m.Remember(out, true)
+	if got, _ := m.Decide(ModeDefault, out); got != Ask {
+		t.Errorf("after always-allow of an unsandboxed run: %v, want Ask", got)
+	}
+}

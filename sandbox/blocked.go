@@ -19,7 +19,8 @@ var denialPhrases = []string{"permission denied", "operation not permitted", "ea
 //
 //  1. a line of the output reports a denial (see denialPhrases, any case);
 //  2. the same line names a path: a quoted string ('…', "…", ‘…’, `…'),
-//     or a word holding a slash or starting with ~ (trailing punctuation
+//     the word right before the denial ("NAME: Permission denied"), or a
+//     word holding a slash or starting with ~ (trailing punctuation
 //     dropped); a relative one is taken against dir, ~ against $HOME;
 //  3. that path (symlinks resolved as far as it exists) is outside what p
 //     lets a command write (Allows);
@@ -57,8 +58,8 @@ func denial(line string) bool {
 	return false
 }
 
-// pathCandidates returns the quoted strings of line, then its words that
-// look like paths.
+// pathCandidates returns the quoted strings of line, the word before a
+// denial, then its words that look like paths.
 func pathCandidates(line string) []string {
 	var out []string
 	pairs := [][2]string{{"'", "'"}, {"\"", "\""}, {"‘", "’"}, {"`", "'"}, {"“", "”"}}
@@ -78,6 +79,18 @@ func pathCandidates(line string) []string {
 				out = append(out, s)
 			}
 			rest = rest[j+len(q[1]):]
+		}
+	}
+	// "NAME: Permission denied" (bash's redirections): the word before the
+	// denial.
+	l := strings.ToLower(line)
+	for _, ph := range denialPhrases {
+		if i := strings.Index(l, ph); i > 0 {
+			if f := strings.Fields(strings.TrimRight(line[:i], ": ")); len(f) > 0 {
+				if w := strings.Trim(f[len(f)-1], "'\"`‘’“”()[]{}<>,;:"); w != "" {
+					out = append(out, w)
+				}
+			}
 		}
 	}
 	for _, w := range strings.Fields(line) {

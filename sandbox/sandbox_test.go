@@ -113,6 +113,8 @@ func TestBlockedRule(t *testing.T) {
 		{"npm ERR! Error: EACCES: permission denied, mkdir '" + x + "'", x},
 		{"mkdir: cannot create directory ‘" + x + "’: Permission denied", x},
 		{"cp: cannot create regular file '../up': Permission denied", filepath.Join(filepath.Dir(proj), "up")},
+		{"bash: line 1: up2: Permission denied", ""}, // relative to the project
+		{"bash: ../up2: Permission denied", filepath.Join(filepath.Dir(proj), "up2")},
 		{"error: " + x + " is bad", ""},                                         // no denial
 		{"Permission denied", ""},                                               // no path
 		{"touch: cannot touch 'in.txt': Permission denied", ""},                 // inside the project

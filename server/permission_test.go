@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // permissionClient answers every permission request with outcome (an
@@ -202,5 +204,47 @@ func TestTerminalPendingUntilAllowed(t *testing.T) {
 	if pc.count() != 1 || len(pc.asked[0].ToolCall.Content) != 2 || pc.asked[0].ToolCall.Content[1].ToolCallContentType() != acp.TerminalItem {
 		b, _ := json.Marshal(pc.asked)
 		t.Errorf("permission requests: %s", b)
+	}
+}
+
+// TestUnsandboxedRunAsks: a bash call with dangerously_disable_sandbox
+// gets its own permission prompt (the usual four options, its card saying
+// it runs outside the sandbox) even after "Always allow" covered its
+// prefix; bypassPermissions runs it unasked.
+func TestUnsandboxedRunAsks(t *testing.T) {
+	if h := sandbox.Probe(); h.LandlockABI == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, but commands cannot be confined: %s", h.LandlockReason)
+		}
+		t.Skipf("commands cannot be confined here (%s): no sandbox to leave", h.LandlockReason)
+	}
+	for mode, wantAsked := range map[string]int{"default": 2, "bypassPermissions": 0} {
+		t.Run(mode, func(t *testing.T) {
+			rec := e2etest.Replay(t,
+				e2etest.ToolCalls(bashCall(map[string]any{"command": "echo one", "description": "One"})),
+				e2etest.ToolCalls(bashCall(map[string]any{"command": "echo two", "description": "Two"})),
+				e2etest.ToolCalls(bashCall(map[string]any{"command": "echo three", "description": "Three", "dangerously_disable_sandbox": true})),
+				e2etest.Text(nil, []string{"Done."}, "stop"))
+			h := newHarness(t, harnessOpts{replay: rec, mode: mode})
+			pc := &permissionClient{outcome: "allow-always"}
+			h.client.OnRequest = pc.handle
+			sid := h.start(harnessOpts{})
+			if stop, err := h.prompt(sid, "run them"); err != nil || stop != acp.StopEndTurn {
+				t.Fatalf("prompt = %q, %v", stop, err)
+			}
+			if pc.count() != wantAsked {
+				t.Fatalf("asked %d times, want %d", pc.count(), wantAsked)
+			}
+			if got := finalStatuses(h.sessionUpdates()); got != "completed,completed,completed" {
+				t.Errorf("final statuses %s", got)
+			}
+			if wantAsked == 0 {
+				return
+			}
+			req, _ := json.Marshal(pc.asked[1])
+			if !strings.Contains(string(req), "Outside the sandbox: Three") || len(pc.asked[1].Options) != 4 {
+				t.Errorf("second permission request = %s", req)
+			}
+		})
 	}
 }

@@ -22,7 +22,16 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	m := New(Options{TempDir: t.TempDir()})
+	return newRigWith(t, Options{})
+}
+
+// newRigWith is newRig with options (TempDir defaults to a fresh one).
+func newRigWith(t *testing.T, o Options) *rig {
+	t.Helper()
+	if o.TempDir == "" {
+		o.TempDir = t.TempDir()
+	}
+	m := New(o)
 	t.Cleanup(m.Shutdown)
 	reg := tools.NewRegistry()
 	for _, tl := range m.Tools() {
