@@ -253,6 +253,35 @@ func (p *Process) WaitCommand() syscall.WaitStatus {
 	return ws
 }
 
+// Running reports whether a process of the command is running (not a
+// zombie): the shell, or a process it left behind. Through the helper,
+// that is any live descendant of the helper (orphans are re-parented to
+// it, so this covers processes that left the process group too);
+// otherwise any live member of the process group. It reads /proc.
+func (p *Process) Running() bool {
+	if p.helper && p.Reaped() {
+		return false
+	}
+	procs, err := proctree.Scan()
+	if err != nil {
+		return true
+	}
+	if p.helper {
+		for _, d := range proctree.Descendants(procs, p.pid) {
+			if !d.Zombie() {
+				return true
+			}
+		}
+		return false
+	}
+	for _, q := range procs {
+		if q.Pgid == p.pid && !q.Zombie() {
+			return true
+		}
+	}
+	return false
+}
+
 // helperGrace is how long a helper may take to exit once its tree has
 // been killed, before it is killed too.
 const helperGrace = time.Second

@@ -75,6 +75,10 @@ func (p *Process) WaitCommand() syscall.WaitStatus {
 	return ws
 }
 
+// Running reports whether the process group may have a member (zombies
+// cannot be told apart here).
+func (p *Process) Running() bool { return syscall.Kill(-p.pid, 0) == nil }
+
 // Signal sends sig to the process group.
 func (p *Process) Signal(sig syscall.Signal) error { return syscall.Kill(-p.pid, sig) }
 

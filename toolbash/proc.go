@@ -127,9 +127,9 @@ func (p *proc) read(i int, lv *liveView) {
 }
 
 // wait waits for the shell's end, then for the output (closing the pipes
-// when a leftover process keeps them open) and, as long, for the helper
-// to exit (it does once nothing of the command is left), then closes
-// done.
+// when a leftover process keeps them open), then closes done. The
+// sandbox helper may still be exiting then (tearing its namespaces
+// down): running tells leftovers apart from it.
 func (p *proc) wait() {
 	ws := p.sp.WaitCommand()
 	p.mu.Lock()
@@ -140,20 +140,13 @@ func (p *proc) wait() {
 		p.readers.Wait()
 		close(drained)
 	}()
-	expired := make(chan struct{})
-	grace := time.AfterFunc(pipeGrace, func() { close(expired) })
-	defer grace.Stop()
 	select {
 	case <-drained:
-	case <-expired:
+	case <-time.After(pipeGrace):
 		closeAll(p.pipes[:]...)
 		<-drained
 	}
 	closeAll(p.pipes[:]...)
-	select {
-	case <-p.sp.Exited():
-	case <-expired:
-	}
 	p.mu.Lock()
 	if !p.groupGone && p.sp.Reaped() && syscall.Kill(-p.pgid, 0) == syscall.ESRCH {
 		p.groupGone = true
@@ -216,16 +209,17 @@ func (p *proc) alive() bool {
 	return true
 }
 
-// running reports whether the process group has a member that is not a
-// zombie (on Linux; elsewhere, whether it has a member at all).
+// running reports whether a process of the command is running (not a
+// zombie): the shell or what it left behind, also outside the process
+// group (sandbox.Process.Running).
 func (p *proc) running() bool {
-	return p.alive() && groupRunning(p.pgid)
+	return p.alive() && p.sp.Running()
 }
 
-// waitStopped waits until the shell has been reaped, its output read and
-// no member of its process group is running (see running), polling the
-// group every 20 ms, for at most d or until ctx ends; it reports whether
-// all of that happened.
+// waitStopped waits until the shell has ended, its output was read, no
+// process of the command is running (see running) and the sandbox helper
+// has exited, polling every 20 ms, for at most d or until ctx ends; it
+// reports whether all of that happened.
 func (p *proc) waitStopped(ctx context.Context, d time.Duration) bool {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -247,7 +241,13 @@ func (p *proc) waitStopped(ctx context.Context, d time.Duration) bool {
 			return false
 		}
 	}
-	return true
+	select {
+	case <-p.sp.Exited():
+		return true
+	case <-ctx.Done():
+	case <-deadline.C:
+	}
+	return false
 }
 
 // exit describes how the shell ended; ok is false while it runs.
