@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -93,6 +95,33 @@ func BenchmarkStream(b *testing.B) {
 			b.ReportMetric(wall/n, "wall-ms")
 			b.ReportMetric(rate/n, "reports/s")
 			b.ReportMetric(shown/n/(1<<20), "live-MiB")
+		})
+	}
+}
+
+// BenchmarkSandboxTrue runs `true` through the bash tool (a foreground
+// call in a session) under each sandbox mode and reports the median call
+// time in ms (median-ms). The cost of the sandbox itself against the
+// agent's former direct spawn is sandbox.BenchmarkStart's.
+func BenchmarkSandboxTrue(b *testing.B) {
+	for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+		b.Run(string(mode), func(b *testing.B) {
+			m := New(Options{TempDir: b.TempDir(), Sandbox: sandbox.Config{Mode: mode}})
+			defer m.Shutdown()
+			bash := m.Tools()[0]
+			s := tools.NewSession("bench", b.TempDir())
+			args := json.RawMessage(`{"command":"true","description":"bench"}`)
+			times := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				out, err := bash.Execute(context.Background(), &tools.Exec{CallID: "b", Name: "bash", Args: args, Session: s})
+				if err != nil || tools.JoinText(out.Content) != "(no output)" {
+					b.Fatal(err, out)
+				}
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2])/1e6, "median-ms")
 		})
 	}
 }
