@@ -78,6 +78,7 @@ type Process struct {
 // helper's ("sandbox: ...").
 func Start(c Command) (*Process, error) {
 	h := Probe()
+	c.Env = append(c.Env, AgentVar+"="+strconv.Itoa(os.Getpid()))
 	if !h.helper {
 		return startDirect(c)
 	}
@@ -92,7 +93,7 @@ func Start(c Command) (*Process, error) {
 		spec.Landlock, spec.LandlockFlags = true, flags
 	}
 	argv := append([]string{c.Path}, c.Args...)
-	return launch(spec, argv, c.Dir, append(c.Env, AgentVar+"="+strconv.Itoa(os.Getpid())), c.Stdout, c.Stderr, ruleset)
+	return launch(spec, argv, c.Dir, c.Env, c.Stdout, c.Stderr, ruleset)
 }
 
 // launch starts the helper with spec for argv (PATH ARG0 ARGS...) and
@@ -126,7 +127,6 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 		// ambient ones; it clears them before starting the command.
 		cmd.SysProcAttr.AmbientCaps = []uintptr{capSysAdmin, capSetUID, capSetGID}
 	}
-	registerHelper := func(pid int) { helpersMu.Lock(); helpers[pid] = true; helpersMu.Unlock() }
 	err = cmd.Start()
 	_ = w.Close()
 	closeFile(ruleset)
@@ -136,7 +136,7 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 	}
 	p := &Process{cmd: cmd, pid: cmd.Process.Pid, helper: true, ns: spec.NS, Confined: spec.Landlock,
 		status: bufio.NewReader(r), statusF: r, exited: make(chan struct{})}
-	registerHelper(p.pid)
+	register(p.pid)
 	go p.reap()
 	line, _ := p.status.ReadString('\n')
 	if line == "ok\n" {
@@ -178,12 +178,18 @@ func closeFile(f *os.File) {
 	}
 }
 
-// helpers are the pids of the helpers not reaped yet (KillAdopted spares
-// them).
+// started are the pids of the processes Start started (helpers, or
+// direct commands) that are not reaped yet: KillAdopted spares them.
 var (
-	helpersMu sync.Mutex
-	helpers   = map[int]bool{}
+	startedMu sync.Mutex
+	started   = map[int]bool{}
 )
+
+func register(pid int) {
+	startedMu.Lock()
+	started[pid] = true
+	startedMu.Unlock()
+}
 
 // reap waits for the helper (or the direct command) to exit.
 func (p *Process) reap() {
@@ -194,11 +200,9 @@ func (p *Process) reap() {
 		p.killTimer.Stop()
 	}
 	p.mu.Unlock()
-	if p.helper {
-		helpersMu.Lock()
-		delete(helpers, p.pid)
-		helpersMu.Unlock()
-	}
+	startedMu.Lock()
+	delete(started, p.pid)
+	startedMu.Unlock()
 	close(p.exited)
 }
 
@@ -212,6 +216,7 @@ func startDirect(c Command) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	register(p.pid)
 	go p.reap()
 	return p, nil
 }

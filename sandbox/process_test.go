@@ -254,3 +254,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestKillAdopted: when a helper is killed by someone else, what it had
+// reaped goes to the agent (a subreaper); KillAdopted kills that and
+// nothing the agent started itself.
+func TestKillAdopted(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	noNamespaces = true
+	t.Cleanup(func() { noNamespaces = false })
+	dir := t.TempDir()
+	marker := "302." + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	p, r := start(t, Policy{Config: Config{Mode: Off}, Project: dir, TempDir: dir}, dir, `setsid sleep `+marker+` > /dev/null 2>&1 & echo started; wait`)
+	buf := make([]byte, 8)
+	_, _ = r.Read(buf)
+	var pids []int
+	waitFor(t, func() bool { pids = byCmdline("sleep\x00" + marker); return len(pids) == 1 })
+	mine := exec.Command("sleep", "30")
+	if err := mine.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mine.Process.Kill(); _ = mine.Wait() }()
+	_ = p.cmd.Process.Signal(syscall.SIGKILL) // the helper alone
+	<-p.Exited()
+	waitFor(t, func() bool { q, ok := proctree.Stat(pids[0]); return ok && q.PPid == os.Getpid() })
+	if n := KillAdopted(); n != 1 {
+		t.Errorf("KillAdopted killed %d, want 1", n)
+	}
+	if _, ok := proctree.Stat(pids[0]); ok {
+		t.Error("the adopted sleep is still there (or unreaped)")
+	}
+	if q, ok := proctree.Stat(mine.Process.Pid); !ok || q.Zombie() {
+		t.Error("KillAdopted killed a child the agent started itself")
+	}
+}

@@ -25,7 +25,7 @@ func BecomeSubreaper() error {
 
 // KillAdopted kills with SIGKILL, and reaps, the agent's children that
 // it adopted from a command: processes whose parent is the agent, that
-// are not one of its live helpers, and whose environment carries AgentVar
+// Start did not start, and whose environment carries AgentVar
 // with the agent's pid (every command's does, and so, unless it cleared
 // it, everything the command started). The agent calls it last, at exit.
 // Children the agent started itself (no AgentVar) are left alone. It
@@ -37,12 +37,12 @@ func KillAdopted() int {
 	}
 	self := os.Getpid()
 	mark := []byte(AgentVar + "=" + strconv.Itoa(self) + "\x00")
-	helpersMu.Lock()
-	live := make(map[int]bool, len(helpers))
-	for pid := range helpers {
+	startedMu.Lock()
+	live := make(map[int]bool, len(started))
+	for pid := range started {
 		live[pid] = true
 	}
-	helpersMu.Unlock()
+	startedMu.Unlock()
 	var killed []int
 	for _, p := range procs {
 		if p.PPid != self || live[p.Pid] || p.Zombie() {
