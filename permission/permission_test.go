@@ -164,9 +164,9 @@ func TestBypassStillAsksForOutsideRedirects(t *testing.T) {
 func TestUnsandboxedAsks(t *testing.T) {
 	cwd := t.TempDir()
 	m := NewMemory()
-	m.Remember(Call{Tool: "bash", Command: "make build", Cwd: cwd}, true)
-	m.Remember(Call{Tool: "bash", Command: "rm x", Cwd: cwd}, false)
-	out := Call{Tool: "bash", Command: "make build", Cwd: cwd, Unsandboxed: true}
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "make build", Cwd: cwd}, true)
+	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "rm x", Cwd: cwd}, false)
+	out := Call{Tool: "bash", Class: tools.ClassExecute, Command: "make build", Cwd: cwd, Unsandboxed: true}
 	for mode, want := range map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModeBypass: Allow, ModePlan: Refuse} {
 		if got, _ := m.Decide(mode, out); got != want {
 			t.Errorf("%s: %v, want %v", mode, got, want)
@@ -177,7 +177,7 @@ func TestUnsandboxedAsks(t *testing.T) {
 	if got, _ := m.Decide(ModeDefault, inside); got != Allow {
 		t.Errorf("the same call inside the sandbox: %v, want Allow", got)
 	}
-	if got, why := m.Decide(ModeDefault, Call{Tool: "bash", Command: "rm -rf y", Cwd: cwd, Unsandboxed: true}); got != Refuse || why == "" {
+	if got, why := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: "rm -rf y", Cwd: cwd, Unsandboxed: true}); got != Refuse || why == "" {
 		t.Errorf("remembered reject: %v %q", got, why)
 	}
 	m.Remember(out, true)
