@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // bashCall is a model tool call of bash with args (a JSON object).
@@ -184,4 +185,67 @@ func BenchmarkBashStream100MB(b *testing.B) {
 	b.ReportMetric(rate/n, "updates/s")
 	b.ReportMetric(shown/n, "live-MiB")
 	b.ReportMetric(wall/n, "wall-s")
+}
+
+// TestProcessSIGKILLLeavesNoCommand: the binary killed with SIGKILL (no
+// cleanup at all) during a command still leaves none of its commands'
+// processes, also those that left the process group (setsid) or lost
+// their parent (a double fork): each command's tree lives in a PID
+// namespace whose init, the sandbox helper, dies with the agent. Where the
+// kernel has no unprivileged user namespaces this is not so (the README
+// says what happens then) and the test skips, except under CI=true.
+func TestProcessSIGKILLLeavesNoCommand(t *testing.T) {
+	if h := sandbox.Probe(); !h.Namespaces {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, but: %s", h.NamespaceReason)
+		}
+		t.Skip(h.NamespaceReason)
+	}
+	marker := fmt.Sprintf("%d.%d", 2000+time.Now().Nanosecond()%1000, os.Getpid())
+	cwd := t.TempDir()
+	rec := e2etest.Replay(t, e2etest.ToolCalls(
+		bashCall(map[string]any{"command": "setsid sleep " + marker + " & (sleep " + marker + " &); sleep " + marker, "description": "Background", "run_in_background": true}),
+		bashCall(map[string]any{"command": "trap '' TERM; echo ready; setsid sleep " + marker + " & wait", "description": "Hang"}),
+	))
+	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions")
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
+	p.next(t)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[]}}`)
+	var ns struct {
+		Result acp.NewSessionResponse `json:"result"`
+	}
+	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
+		t.Fatalf("session/new: %v", err)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	for {
+		if l := p.next(t); bytes.Contains(l, []byte(`"data":"ready\n"`)) {
+			break
+		}
+	}
+	sleeps := func() []string {
+		var out []string
+		for _, l := range e2etest.ProcessesWith(marker) {
+			if strings.Contains(l, ": sleep "+marker) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(sleeps()) < 4; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the commands did not start within 5 s: %q", sleeps())
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for range p.lines {
+	}
+	<-p.done
+	for deadline := time.Now().Add(5 * time.Second); len(e2etest.ProcessesWith(marker)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left 5 s after the agent was killed: %q", e2etest.ProcessesWith(marker))
+		}
+	}
 }
