@@ -141,6 +141,42 @@ func TestDenyNetwork(t *testing.T) {
 	}
 }
 
+// TestScopedAbstractSocket: with ABI 6 a confined command cannot connect
+// to an abstract unix socket the agent listens on; unconfined it can.
+func TestScopedAbstractSocket(t *testing.T) {
+	needLandlock(t, 6)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed (the test's socket client)")
+	}
+	name := "dsh-sandbox-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	l, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	dir := t.TempDir()
+	script := python + ` -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('\0` + name + `'); print('connected')" 2>&1`
+	for _, mode := range []Mode{WorkspaceWrite, Off} {
+		out, _ := run(t, Policy{Config: Config{Mode: mode}, Project: dir, TempDir: dir}, dir, script)
+		if connected := strings.Contains(out, "connected"); connected != (mode == Off) {
+			t.Errorf("%s: %q", mode, out)
+		}
+		if mode != Off && !strings.Contains(out, "PermissionError") {
+			t.Errorf("%s: refused otherwise than by the kernel: %q", mode, out)
+		}
+	}
+}
+
 // TestSubreaperHelper: without a PID namespace the helper is a subreaper:
 // a setsid'd and a double-forked process are still its descendants,
 // SIGTERM reaches them (the helper passes it on), and so does SIGKILL; a

@@ -109,7 +109,7 @@ func (c Config) Confines(h Host) bool {
 //
 //	landlock ABI 7 (workspace-write)
 //	landlock ABI 7 (workspace-write, network denied)
-//	landlock ABI 3 (workspace-write; network left open: needs ABI 4)
+//	landlock ABI 3 (workspace-write; network left open: needs ABI 4; signals and abstract sockets not scoped: needs ABI 6)
 //	off
 //	unavailable (kernel has no Landlock)
 func Describe(c Config, h Host) string {
@@ -120,12 +120,18 @@ func Describe(c Config, h Host) string {
 		return "unavailable (" + h.LandlockReason + ")"
 	}
 	what := string(c.mode())
-	if c.DenyNetwork {
-		if h.LandlockABI >= 4 {
-			what += ", network denied"
-		} else {
-			what += "; network left open: needs ABI 4"
-		}
+	if c.DenyNetwork && h.LandlockABI >= 4 {
+		what += ", network denied"
+	}
+	var missing []string
+	if c.DenyNetwork && h.LandlockABI < 4 {
+		missing = append(missing, "network left open: needs ABI 4")
+	}
+	if h.LandlockABI < 6 {
+		missing = append(missing, "signals and abstract sockets not scoped: needs ABI 6")
+	}
+	if len(missing) > 0 {
+		what += "; " + strings.Join(missing, "; ")
 	}
 	return fmt.Sprintf("landlock ABI %d (%s)", h.LandlockABI, what)
 }

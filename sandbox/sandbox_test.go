@@ -31,7 +31,8 @@ func TestDescribe(t *testing.T) {
 	}{
 		{Config{}, ll7, "landlock ABI 7 (workspace-write)"},
 		{Config{Mode: ReadOnly, DenyNetwork: true}, ll7, "landlock ABI 7 (read-only, network denied)"},
-		{Config{DenyNetwork: true}, ll3, "landlock ABI 3 (workspace-write; network left open: needs ABI 4)"},
+		{Config{DenyNetwork: true}, ll3, "landlock ABI 3 (workspace-write; network left open: needs ABI 4; signals and abstract sockets not scoped: needs ABI 6)"},
+		{Config{Mode: ReadOnly}, Host{LandlockABI: 6}, "landlock ABI 6 (read-only)"},
 		{Config{Mode: Off}, ll7, "off"},
 		{Config{}, none, "unavailable (kernel has no Landlock)"},
 	}

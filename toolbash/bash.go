@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -54,14 +55,23 @@ var bashSpec = tools.Spec{
 }
 
 // sandboxDescription is added to the bash description when commands run
-// confined.
+// confined; %s says where they may write.
 const sandboxDescription = `
-- Commands run in a sandbox: they read everything, but write only inside the project, TMPDIR (a private temporary directory) and the build caches; elsewhere writes fail with "Permission denied", and the result then says the sandbox blocked them. If the command really must write there, call bash again with dangerously_disable_sandbox: true (the user is asked). Processes it leaves running are stopped when the session ends.`
+- Commands run in a sandbox: they read everything, but write only %s; elsewhere writes fail with "Permission denied", and the result then says the sandbox blocked them. If the command really must write there, call bash again with dangerously_disable_sandbox: true (the user is asked). Processes it leaves running are stopped when the session ends.`
+
+// writableText says where a command may write under mode.
+func writableText(mode sandbox.Mode) string {
+	if mode == sandbox.ReadOnly {
+		return "to TMPDIR (a private temporary directory): the project is read-only"
+	}
+	return "inside the project, TMPDIR (a private temporary directory) and the build caches"
+}
 
 func (m *Manager) bashTool() tools.Tool {
 	desc := bashDescription
 	if m.Confined() {
-		desc += sandboxDescription
+		mode, _ := sandbox.ParseMode(string(m.sandbox.Mode))
+		desc += fmt.Sprintf(sandboxDescription, writableText(mode))
 	}
 	return tools.Define(tools.Def[bashArgs]{
 		Name:          "bash",
@@ -280,5 +290,6 @@ func (p *proc) blockedLine(output string) string {
 	if !ok {
 		return ""
 	}
-	return "[sandbox: the write to " + path + " was blocked: commands may write only inside the project, TMPDIR and the build caches. If this command must write there, run it again with dangerously_disable_sandbox: true (the user will be asked)]"
+	return "[sandbox: the write to " + path + " was blocked: commands may write only " + writableText(p.policy.Config.Mode) +
+		". If this command must write there, run it again with dangerously_disable_sandbox: true (the user will be asked)]"
 }

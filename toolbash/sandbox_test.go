@@ -148,6 +148,9 @@ func TestSandboxReadOnly(t *testing.T) {
 	if _, err := os.Stat(in); err == nil {
 		t.Error("read-only wrote into the project")
 	}
+	if bash, _ := g.reg.Get("bash"); !strings.Contains(bash.Description, "the project is read-only") || !strings.Contains(got, "the project is read-only") {
+		t.Errorf("the description or the line does not say the project is read-only:\n%s\n%s", bash.Description, got)
+	}
 }
 
 // TestSandboxOff: --sandbox off runs commands as before: writes anywhere,

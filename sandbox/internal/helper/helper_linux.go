@@ -15,11 +15,7 @@ import (
 )
 
 func init() {
-	if len(os.Args) < 2 {
-		return
-	}
-	switch os.Args[1] {
-	case ExecArg:
+	if len(os.Args) > 1 && os.Args[1] == ExecArg {
 		os.Exit(runHelper(os.Args[2:]))
 	}
 }
