@@ -139,6 +139,12 @@ func (s *Server) Serve(r io.Reader, w io.Writer) *acp.Conn {
 // Options.Tools, with the permission step installed.
 func (s *Server) Tools() *tools.Registry { return s.reg }
 
+// SandboxWarning is the sentence to show the user once per session when
+// shell commands will not be confined as Options.Sandbox asks (the kernel
+// has no usable Landlock), or "" (toolbash.Manager.SandboxWarning); the
+// shell tools already log it at warn when the server is built.
+func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
+
 // Close stops what the tools started: it ends every shell command and
 // background task (SIGTERM, then SIGKILL) and removes their spill files.
 // Call it once the connection is done; calling it again does nothing.

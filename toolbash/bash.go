@@ -72,6 +72,9 @@ func (m *Manager) bashTool() tools.Tool {
 	if m.Confined() {
 		mode, _ := sandbox.ParseMode(string(m.sandbox.Mode))
 		desc += fmt.Sprintf(sandboxDescription, writableText(mode))
+		if m.host.Namespaces {
+			desc += " Each command sees only its own processes (ps, kill): stop a background task with bash_kill."
+		}
 	}
 	return tools.Define(tools.Def[bashArgs]{
 		Name:          "bash",

@@ -102,6 +102,9 @@ func New(o Options) *Manager {
 	}
 	if w := m.SandboxWarning(); w != "" {
 		log.Warn(w)
+	} else {
+		log.Info("bash: commands run through the sandbox helper", "sandbox", sandbox.Describe(o.Sandbox, m.host),
+			"processes", sandbox.DescribeProcesses(o.Sandbox, m.host))
 	}
 	return m
 }
