@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,7 @@ type Process struct {
 // helper's ("sandbox: ...").
 func Start(c Command) (*Process, error) {
 	h := Probe()
-	c.Env = append(c.Env, AgentVar+"="+strconv.Itoa(os.Getpid()))
+	c.Env = append(slices.Clip(c.Env), AgentVar+"="+strconv.Itoa(os.Getpid()))
 	if !h.helper {
 		return startDirect(c)
 	}
@@ -138,18 +139,29 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 		status: bufio.NewReader(r), statusF: r, exited: make(chan struct{})}
 	register(p.pid)
 	go p.reap()
+	// A helper stuck before its report (say, on a hung file system) is
+	// killed, which ends the read.
+	stuck := time.AfterFunc(startTimeout, func() { _ = syscall.Kill(-p.pid, syscall.SIGKILL) })
 	line, _ := p.status.ReadString('\n')
-	if line == "ok\n" {
+	inTime := stuck.Stop()
+	if inTime && line == "ok\n" {
 		return p, nil
 	}
 	<-p.exited
 	_ = r.Close()
 	msg := strings.TrimSpace(strings.TrimPrefix(line, "err "))
-	if msg == "" {
+	switch {
+	case msg != "":
+	case !inTime:
+		msg = "the helper did not start the command within " + startTimeout.String()
+	default:
 		msg = "the helper ended before starting the command (" + p.state.String() + ")"
 	}
 	return nil, errors.New("sandbox: " + msg)
 }
+
+// startTimeout bounds how long the helper may take to start a command.
+const startTimeout = 30 * time.Second
 
 // The capabilities (linux/capability.h) the helper needs in its new user
 // namespace.

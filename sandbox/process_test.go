@@ -325,3 +325,16 @@ func TestKillAdopted(t *testing.T) {
 		t.Error("KillAdopted killed a child the agent started itself")
 	}
 }
+
+// TestHelperStartError: a command the helper cannot start is Start's
+// error, with the helper's reason, and nothing is left running.
+func TestHelperStartError(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []Mode{WorkspaceWrite, Off} {
+		p, err := Start(Command{Path: dir + "/no-such-program", Args: []string{"x"}, Dir: dir, Env: os.Environ(),
+			Policy: Policy{Config: Config{Mode: mode}, Project: dir, TempDir: dir}})
+		if p != nil || err == nil || !strings.HasPrefix(err.Error(), "sandbox: start "+dir+"/no-such-program: no such file or directory") {
+			t.Errorf("%s: %v, %v", mode, p, err)
+		}
+	}
+}
