@@ -41,7 +41,10 @@
 // with SIGKILL, the helper dies and what it reaped goes to init.
 // The agent itself is a child subreaper as well (BecomeSubreaper), so an
 // orphan whose helper was killed by someone else is caught by KillAdopted
-// at exit.
+// at exit. A cgroup per command would track processes as well, but an
+// unprivileged user can create cgroups only below a delegated subtree
+// (systemd's user@.service), which editors' agents and CI containers
+// usually lack; namespaces and subreapers need no privilege.
 package sandbox
 
 import (
