@@ -2,7 +2,9 @@ package permission
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -101,5 +103,246 @@ func TestAttackSymlinkDotDotRedirect(t *testing.T) {
 	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "echo", Cwd: cwd}, true)
 	if d, _ := m.Decide(ModeDefault, Call{Tool: "bash", Class: tools.ClassExecute, Command: "echo pwned > link/../x", Cwd: cwd}); d != Ask {
 		t.Fatalf("`echo pwned > link/../x` (writes %s/x): got %v, want Ask", out, d)
+	}
+}
+
+// decideIn judges cmd in mode with "always allow" given for each of
+// allowed, the command starting in dir ("" for cwd).
+func decideIn(t *testing.T, cwd, mode string, allowed []string, cmd, dir string) Decision {
+	t.Helper()
+	m := NewMemory()
+	for _, a := range allowed {
+		m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: a, Cwd: cwd}, true)
+	}
+	c := Call{Tool: "bash", Class: tools.ClassExecute, Command: cmd, Cwd: cwd, Dir: dir}
+	if dir != "" {
+		c.Paths = []string{dir}
+	}
+	d, _ := m.Decide(mode, c)
+	return d
+}
+
+// Issue 12, hidden evaluation: a subscript hidden in a variable's value
+// is evaluated as arithmetic by [[ -eq ]], [[ -v ]], for ((...)) and an
+// array literal's index, running the command substitution in it. Each
+// form is first shown to run its command in real bash, then judged.
+func TestAttackHiddenEvaluationForms(t *testing.T) {
+	for _, cmd := range []string{
+		`y='a[$(touch pwned)]'; [[ $y -eq 0 ]]; echo hi`,
+		`[[ -v 'a[$(touch pwned)]' ]]; echo hi`,
+		`y='a[$(touch pwned)]'; for ((i=y; i<1; i++)); do echo hi; done`,
+		`y='$(touch pwned)'; a=([$y]=1); echo hi`,
+		`y='a[$(touch pwned)]'; test -v "$y"; echo hi`,
+		`printf -v 'a[$(touch pwned)]' x; echo hi`,
+		`read 'a[$(touch pwned)]' <<< x; echo hi`,
+	} {
+		cwd := t.TempDir()
+		run := exec.Command("bash", "-c", cmd)
+		run.Dir = cwd
+		_ = run.Run()
+		if _, err := os.Stat(filepath.Join(cwd, "pwned")); err != nil {
+			t.Errorf("%q does not run its hidden command in bash (the test is wrong): %v", cmd, err)
+		}
+		for _, mode := range []string{ModeDefault, ModeAcceptEdits} {
+			if d := decideIn(t, cwd, mode, []string{"echo", "printf", "read", "test"}, cmd, ""); d != Ask {
+				t.Errorf("%q in %s under remembered prefixes: got %v, want Ask", cmd, mode, d)
+			}
+		}
+	}
+}
+
+// Issue 12, redirections: targets are judged after quote removal and
+// escapes, and a target with an expansion asks; in every mode
+// (bypassPermissions included, with no prefix remembered there).
+func TestAttackEscapedQuotedVariableRedirects(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	esc := strings.ReplaceAll(root, "/", `\/`) // \/tmp\/...: /tmp/... to bash
+	for _, cmd := range []string{
+		`echo x > .\./x`,
+		`echo x > ` + esc + `\/x`,
+		`echo x > "../x"`,
+		`echo x > '` + root + `/x'`,
+		`echo x > $PWD/../x`,
+		`echo x > "$HOME/x"`,
+		`echo x >> ~/x`,
+		`echo x > $(echo ../x)`,
+		`echo x &> ../x`,
+		`echo x >& ../x`,
+		`cat < '../secret'`,
+		`echo x > ..\/x`,
+		`echo x > ".."/x`,
+	} {
+		for _, mode := range []string{ModeDefault, ModeAcceptEdits, ModeBypass} {
+			allowed := []string{"echo", "cat"}
+			if mode == ModeBypass {
+				allowed = nil
+			}
+			if d := decideIn(t, cwd, mode, allowed, cmd, ""); d != Ask {
+				t.Errorf("%q in %s: got %v, want Ask", cmd, mode, d)
+			}
+		}
+		if d := decideIn(t, cwd, ModePlan, nil, cmd, ""); d != Refuse {
+			t.Errorf("%q in plan: got %v, want Refuse", cmd, d)
+		}
+	}
+	// Quoting that stays inside is fine, and judged by its value.
+	for _, cmd := range []string{`echo x > "out.txt"`, `echo x > 'sub dir/out.txt'`, `echo x > .\/out`, `echo x 2>&1 >/dev/null`, `echo x >&2`, `echo x 3>&1-`} {
+		if d := decideIn(t, cwd, ModeDefault, []string{"echo"}, cmd, ""); d != Allow {
+			t.Errorf("%q under echo: got %v, want Allow", cmd, d)
+		}
+		if d := decideIn(t, cwd, ModeBypass, nil, cmd, ""); d != Allow {
+			t.Errorf("%q in bypass: got %v, want Allow", cmd, d)
+		}
+	}
+}
+
+// Issue 12, arguments: "always allow" for a prefix does not cover later
+// arguments that name a path outside the project.
+func TestAttackOutsideArgumentsUnderPrefix(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	out := filepath.Join(root, "out")
+	for _, d := range []string{cwd, out, filepath.Join(cwd, "sub")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(out, filepath.Join(cwd, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{"cp x y", "git diff", "cat x", "ls", "tar x", "cd sub", "dd", "gcc x"}
+	for _, cmd := range []string{
+		"cp x " + out + "/y",
+		"git diff --output=" + out + "/patch",
+		"git diff --output " + out + "/patch",
+		"cat ../out/secret",
+		"cat sub/../../out/secret",
+		"cat escape/secret",
+		"cp x ~/y",
+		"cp x ~",
+		"cat $HOME/.ssh/id_rsa",
+		`cat "$f"`,
+		"dd if=x of=" + out + "/y",
+		"gcc -o" + out + "/a.out x.c",
+		"ls ../*",
+		"ls esc*/",
+		"ls *",
+		// After a cd a relative path is judged against both places (the
+		// text does not show whether the cd ran): ../x asks.
+		"cd sub && cat ../x",
+		"cd sub && cat ../../out/x",
+		"cd && rm -rf x",
+		"cd - && ls x",
+		"cd " + out,
+	} {
+		if d := decideIn(t, cwd, ModeDefault, allowed, cmd, ""); d != Ask {
+			t.Errorf("%q under remembered prefixes: got %v, want Ask", cmd, d)
+		}
+	}
+	for _, cmd := range []string{
+		"cp a b",
+		"cp a sub/b",
+		"git diff --stat",
+		"git diff --output=sub/patch",
+		"cat sub/../x",
+		"ls -la",
+		"cd sub && cat x",
+		"cd sub && ls > list.txt",
+		"cp a /dev/null",
+		"ls s*",
+	} {
+		if d := decideIn(t, cwd, ModeDefault, allowed, cmd, ""); d != Allow {
+			t.Errorf("%q under remembered prefixes: got %v, want Allow", cmd, d)
+		}
+	}
+	// A workdir moves the base of relative paths.
+	if d := decideIn(t, cwd, ModeDefault, allowed, "cat ../x", "sub"); d != Allow {
+		t.Errorf("`cat ../x` in workdir sub: got %v, want Allow", d)
+	}
+	if d := decideIn(t, cwd, ModeDefault, allowed, "cat ../../out/x", "sub"); d != Ask {
+		t.Errorf("`cat ../../out/x` in workdir sub: got %v, want Ask", d)
+	}
+}
+
+// Issue 12, files that run code: writing or editing .git/ or .envrc
+// asks in default (even after "always allow" for the tool) and
+// acceptEdits, runs in bypassPermissions; reading them does not ask.
+func TestAttackFilesThatRunCode(t *testing.T) {
+	cwd := t.TempDir()
+	for _, p := range []string{".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".envrc", "sub/.envrc", ".GIT/config", ".git"} {
+		for mode, want := range map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModeBypass: Allow, ModePlan: Refuse} {
+			m := NewMemory()
+			m.Remember(Call{Tool: "edit", Class: tools.ClassEdit, Paths: []string{"a.txt"}, Cwd: cwd}, true)
+			if d, _ := m.Decide(mode, Call{Tool: "edit", Class: tools.ClassEdit, Paths: []string{p}, Cwd: cwd}); d != want {
+				t.Errorf("edit %s in %s: got %v, want %v", p, mode, d, want)
+			}
+		}
+		if d, _ := NewMemory().Decide(ModeDefault, Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{p}, Cwd: cwd}); d != Allow {
+			t.Errorf("read %s: got %v, want Allow", p, d)
+		}
+	}
+	// "Always allow" on the prompt covers that file for that tool only.
+	m := NewMemory()
+	c := Call{Tool: "edit", Class: tools.ClassEdit, Paths: []string{".git/config"}, Cwd: cwd}
+	if r := m.Remember(c, true); r.Whole || len(r.Paths) != 1 || r.Paths[0] != filepath.Join(Resolve(cwd, cwd), ".git/config") {
+		t.Errorf("remembered %+v, want the one path", r)
+	}
+	if d, _ := m.Decide(ModeAcceptEdits, c); d != Allow {
+		t.Errorf("remembered .git/config: got %v", d)
+	}
+	if d, _ := m.Decide(ModeAcceptEdits, Call{Tool: "edit", Class: tools.ClassEdit, Paths: []string{".git/hooks/post-checkout"}, Cwd: cwd}); d != Ask {
+		t.Errorf("another .git file after one was remembered: got %v, want Ask", d)
+	}
+	// Commands naming them, in a redirection or an argument, ask too.
+	for _, cmd := range []string{"echo x >> .git/config", "cp evil .git/hooks/pre-commit", "echo 'use flake' > .envrc", "cp x sub/.envrc"} {
+		if d := decideIn(t, cwd, ModeDefault, []string{"echo", "cp x y"}, cmd, ""); d != Ask {
+			t.Errorf("%q: got %v, want Ask", cmd, d)
+		}
+		if d := decideIn(t, cwd, ModeBypass, nil, cmd, ""); d != Allow {
+			t.Errorf("%q in bypass: got %v, want Allow", cmd, d)
+		}
+	}
+	if d := decideIn(t, cwd, ModeDefault, []string{"ls"}, "ls", ".git/hooks"); d != Ask {
+		t.Errorf("workdir .git/hooks: got %v, want Ask", d)
+	}
+}
+
+// Issue 12, one resolution: `..` after a symlink is resolved the way the
+// kernel does, for judged paths and workdirs alike.
+func TestAttackSymlinkThenDotDot(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	if err := os.MkdirAll(filepath.Join(cwd, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a/b", filepath.Join(cwd, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	// deep/../../X is cwd/X to the kernel (a/b/../..), not root/X.
+	if got, want := Resolve(cwd, "deep/../../X"), filepath.Join(cwd, "X"); got != want {
+		t.Errorf("Resolve(deep/../../X) = %s, want %s", got, want)
+	}
+	// deep/../../../X is root/X: outside, asked in every mode.
+	for _, mode := range []string{ModeDefault, ModeAcceptEdits, ModeBypass, ModePlan} {
+		if d, _ := NewMemory().Decide(mode, Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{"deep/../../../X"}, Cwd: cwd}); d != Ask {
+			t.Errorf("read deep/../../../X in %s: got %v, want Ask", mode, d)
+		}
+	}
+	if d := decideIn(t, cwd, ModeBypass, nil, "ls", "deep/../../.."); d != Ask {
+		t.Errorf("workdir deep/../../.. in bypass: got %v, want Ask", d)
+	}
+	// A loop never resolves: asked.
+	if err := os.Symlink("loop", filepath.Join(cwd, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolvePath(cwd, "loop/x"); err == nil {
+		t.Error("a symlink loop resolved")
+	}
+	if d, _ := NewMemory().Decide(ModeDefault, Call{Tool: "read", Class: tools.ClassReadOnly, Paths: []string{"loop/../x"}, Cwd: cwd}); d != Ask {
+		t.Errorf("read through a loop: got %v, want Ask", d)
 	}
 }

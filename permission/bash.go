@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"path/filepath"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -13,81 +14,236 @@ var twoWordCommands = map[string]bool{
 	"pip": true, "yarn": true, "pnpm": true, "make": true,
 }
 
+// devices are the files a redirection or argument may name outside the
+// project without asking: they store nothing.
+var devices = map[string]bool{
+	"/dev/null": true, "/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true,
+	"/dev/zero": true, "/dev/tty": true,
+}
+
+// nameBuiltins are builtins that take variable names as arguments: a
+// name with a subscript (`a[$(cmd)]`) makes bash evaluate the subscript
+// as arithmetic, which runs command substitutions in it (read, printf
+// -v, test -v were seen doing so; the others are listed on suspicion).
+var nameBuiltins = map[string]bool{
+	"read": true, "mapfile": true, "readarray": true, "unset": true, "wait": true, "getopts": true,
+}
+
+// bashFacts is what the text analysis of one command line finds.
+type bashFacts struct {
+	// parsed: the line parses as bash.
+	parsed bool
+	// hidden: something bash evaluates as code or arithmetic that the
+	// text does not show (see BashPrefixes), a variable assignment, or a
+	// command name that is not a plain word.
+	hidden bool
+	// prefixes of the simple commands, in order (see BashPrefixes).
+	prefixes []string
+	// redirect: a redirection to or from a path outside the project, or
+	// with a target that cannot be judged from the text.
+	redirect bool
+	// argument: an argument after a command's prefix that names a path
+	// outside the project, or that cannot be judged (an expansion, ~).
+	argument bool
+	// runsCode: a redirection or argument naming a file that runs code
+	// (RunsCode).
+	runsCode bool
+}
+
+// covered reports whether remembered prefixes may decide the command:
+// everything in it was judged and stays inside the project.
+func (f bashFacts) covered() bool {
+	return f.parsed && !f.hidden && !f.redirect && !f.argument && !f.runsCode
+}
+
+// bashScope is where a command line's paths are judged.
+type bashScope struct {
+	cwd string // the session cwd (RunsCode is judged below it)
+	dir string // the resolved directory the command starts in
+	// roots are the resolved directories its paths may lie in without
+	// asking: the session cwd and, once approved, an outside workdir.
+	roots []string
+}
+
+func newScope(cwd, dir string) bashScope {
+	root := Resolve(cwd, cwd)
+	sc := bashScope{cwd: cwd, dir: root, roots: []string{root}}
+	if dir != "" {
+		sc.dir = Resolve(cwd, dir)
+		if !within(root, sc.dir) {
+			sc.roots = append(sc.roots, sc.dir)
+		}
+	}
+	return sc
+}
+
 // BashPrefixes parses cmd as bash and returns the prefix of every simple
 // command in it, in order: the first word, or the first two for
-// twoWordCommands. ok is false when the command cannot be judged and must
-// always be asked about:
+// twoWordCommands. ok is false when remembered prefixes cannot decide the
+// command, so it must be asked about:
 //   - it does not parse, or a command name is not a plain word;
-//   - it holds a command or process substitution, or anything bash
-//     evaluates as code or arithmetic (parameter expansions with
-//     operators such as ${x@P} or ${!x}, $((...)), ((...)), let, array
-//     subscripts in assignments, declare/typeset/local/export/readonly);
-//   - a command is run with variable assignments before it
-//     (GIT_CONFIG_*=... git status, LD_PRELOAD=... ls);
-//   - a redirection writes or reads a file outside cwd, a target that is
-//     not a plain word (variables, globs, ~), a relative target after a
-//     cd/pushd/popd, or a fd duplication to a file (>& file).
+//   - hidden evaluation: a command or process substitution, or anything
+//     bash evaluates as code or arithmetic where a command substitution
+//     hidden in a variable's value would run: $((...)), ((...)),
+//     for ((...)), let, [[ ... ]] with an arithmetic comparison (-eq,
+//     -lt, ...) or -v/-R, array subscripts (a[i]=, a=([i]=v), ${a[i]}),
+//     parameter expansions with operators (${x@P}, ${!x}, ${x:i}),
+//     declare/typeset/local/export/readonly, and a subscripted name given
+//     to read, printf -v, test -v, mapfile, unset, wait or getopts;
+//   - any variable assignment, standalone or before a command
+//     (`PATH=/tmp/x:$PATH; git status`, `GIT_CONFIG_*=... git status`):
+//     the next command may see it in its environment;
+//   - a redirection whose target, after quote removal and escapes
+//     (`.\./x` is `../x`), lies outside cwd (symlinks and `..` resolved
+//     the kernel's way), contains an expansion ($x, $(...)), a glob or a
+//     leading ~, is relative after a cd that cannot be followed, or is an
+//     fd duplication to a file (>& file);
+//   - an argument after the prefix that names a path outside cwd: an
+//     absolute path, one with `..` or through a symlink that leads out, a
+//     leading ~, the value of `--opt=PATH` or `-XPATH`, a glob matching
+//     such a path; or an argument with an expansion, which could be one;
+//   - a redirection or argument naming a file that runs code (RunsCode).
 //
-// /dev/null, /dev/stdout and /dev/stderr are fine.
+// /dev/null, /dev/stdout, /dev/stderr (and stdin, zero, tty) are fine.
+// A `cd DIR` (or pushd) with a literal DIR makes later relative paths
+// judged against DIR as well as cwd.
 func BashPrefixes(cmd, cwd string) (prefixes []string, ok bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
+	f := analyzeBash(cmd, newScope(cwd, ""))
+	if !f.covered() {
 		return nil, false
 	}
-	ok = true
-	changesDir := false
-	var redirs []*syntax.Redirect
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if !ok {
-			return false
-		}
+	return f.prefixes, true
+}
+
+// analyzeBash finds the facts of cmd in scope sc.
+func analyzeBash(cmd string, sc bashScope) bashFacts {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return bashFacts{}
+	}
+	f := bashFacts{parsed: true}
+	var (
+		calls  []*syntax.CallExpr
+		redirs []*syntax.Redirect
+	)
+	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.DeclClause:
-			ok = false
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd,
+			*syntax.LetClause, *syntax.DeclClause, *syntax.CStyleLoop, *syntax.ArrayElem, *syntax.Assign:
+			f.hidden = true
 		case *syntax.ParamExp:
 			if !plainParam(n) {
-				ok = false
+				f.hidden = true
 			}
-		case *syntax.Assign:
-			if n.Index != nil {
-				ok = false
+		case *syntax.UnaryTest:
+			if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+				f.hidden = true
+			}
+		case *syntax.BinaryTest:
+			switch n.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				f.hidden = true
 			}
 		case *syntax.Redirect:
 			redirs = append(redirs, n)
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
-				return true // assignments only
+				return true // assignments only (hidden, see *syntax.Assign)
 			}
-			if len(n.Assigns) > 0 {
-				ok = false
-				return false
-			}
-			name := n.Args[0].Lit()
-			if name == "" {
-				ok = false
-				return false
-			}
-			switch name {
-			case "cd", "pushd", "popd":
-				changesDir = true
-			}
-			prefix := name
-			if twoWordCommands[name] && len(n.Args) > 1 {
-				if second := n.Args[1].Lit(); second != "" {
-					prefix += " " + second
-				}
-			}
-			prefixes = append(prefixes, prefix)
+			calls = append(calls, n)
 		}
 		return true
 	})
+	j := judge{sc: sc, bases: []string{sc.dir}}
+	words := make([]int, len(calls)) // prefix words per call; 0: no prefix
+	for i, c := range calls {
+		prefix, n, ok := callPrefix(c)
+		if !ok {
+			f.hidden = true
+			continue
+		}
+		words[i] = n
+		f.prefixes = append(f.prefixes, prefix)
+		if namesHidden(c) {
+			f.hidden = true
+		}
+		j.follow(c)
+	}
+	// Paths are judged once every cd target is known.
+	for i, c := range calls {
+		if words[i] == 0 {
+			continue
+		}
+		for _, a := range c.Args[words[i]:] {
+			bad, code := j.argument(a)
+			f.argument = f.argument || bad
+			f.runsCode = f.runsCode || code
+		}
+	}
 	for _, r := range redirs {
-		ok = ok && redirectOK(r, cwd, changesDir)
+		bad, code := j.redirect(r)
+		f.redirect = f.redirect || bad
+		f.runsCode = f.runsCode || code
 	}
-	if !ok {
-		return nil, false
+	return f
+}
+
+// callPrefix returns the prefix of c and how many of its words it takes;
+// ok is false when the command name is not a plain word.
+func callPrefix(c *syntax.CallExpr) (prefix string, words int, ok bool) {
+	name := valueOf(c.Args[0])
+	if !name.plain() || name.text == "" || strings.ContainsAny(name.text, " \t\n") {
+		return "", 0, false
 	}
-	return prefixes, true
+	prefix, words = name.text, 1
+	if twoWordCommands[name.text] && len(c.Args) > 1 {
+		if second := valueOf(c.Args[1]); second.plain() && second.text != "" && !strings.ContainsAny(second.text, " \t\n") {
+			prefix += " " + second.text
+			words = 2
+		}
+	}
+	return prefix, words, true
+}
+
+// namesHidden reports whether c gives a builtin that takes variable
+// names a name bash would evaluate a subscript of (see nameBuiltins):
+// one with '[' in it, or one that is not a plain word.
+func namesHidden(c *syntax.CallExpr) bool {
+	args := c.Args
+	for len(args) > 1 {
+		// `command read ...`, `builtin printf ...`: the builtin is next.
+		if n := valueOf(args[0]); n.plain() && (n.text == "command" || n.text == "builtin") {
+			args = args[1:]
+			continue
+		}
+		break
+	}
+	name := valueOf(args[0]).text
+	suspect := func(w *syntax.Word) bool {
+		v := valueOf(w)
+		return !v.literal || strings.Contains(v.text, "[")
+	}
+	switch {
+	case nameBuiltins[name]:
+		for _, a := range args[1:] {
+			if suspect(a) {
+				return true
+			}
+		}
+	case name == "printf" || name == "test" || name == "[":
+		// printf -v NAME (or -vNAME); test -v NAME, test -R NAME.
+		for i := 1; i < len(args); i++ {
+			v := valueOf(args[i])
+			takesName := v.text == "-v" || v.text == "-R" && name != "printf"
+			if takesName && i+1 < len(args) && suspect(args[i+1]) {
+				return true
+			}
+			if name == "printf" && len(v.text) > 2 && strings.HasPrefix(v.text, "-v") && suspect(args[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // plainParam reports whether a parameter expansion only substitutes a
@@ -98,64 +254,244 @@ func plainParam(p *syntax.ParamExp) bool {
 		p.Exp == nil && p.Names == 0 && p.NestedParam == nil && len(p.Modifiers) == 0
 }
 
-// redirectOK reports whether a redirection stays inside cwd.
-func redirectOK(r *syntax.Redirect, cwd string, changesDir bool) bool {
-	switch r.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return true
-	}
-	if r.Word == nil {
-		return true
-	}
-	target := r.Word.Lit()
-	if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
-		// <&N, >&N and >&- duplicate or close descriptors; >& word
-		// (not a number) writes stdout and stderr to a file.
-		if target == "-" || (target != "" && strings.Trim(target, "0123456789") == "") {
-			return true
-		}
-	}
-	switch target {
-	case "":
-		return false
-	case "/dev/null", "/dev/stdout", "/dev/stderr":
-		return true
-	}
-	if strings.HasPrefix(target, "~") || strings.ContainsAny(target, "*?[") {
-		return false
-	}
-	if changesDir && !strings.HasPrefix(target, "/") {
-		return false
-	}
-	return Inside(cwd, Resolve(cwd, target))
+// judge judges the paths of one command line.
+type judge struct {
+	sc bashScope
+	// bases are the directories relative paths may be resolved against:
+	// where the command starts and every literal cd target in it (a cd
+	// may or may not have run by the time a path is used, so a path must
+	// be fine against all of them).
+	bases []string
+	// unknown: a cd whose target the text does not show (none: $HOME, -,
+	// an expansion): relative paths cannot be judged.
+	unknown bool
 }
 
-// RedirectsOutside reports whether cmd redirects to or from a file that
-// plainly lies outside cwd (a literal target, resolved): what even
-// bypassPermissions asks about. Targets it cannot judge (variables,
-// globs) are not counted here; BashPrefixes refuses them.
-func RedirectsOutside(cmd, cwd string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
-		return false
+// follow records the target of a cd, pushd or popd.
+func (j *judge) follow(c *syntax.CallExpr) {
+	switch valueOf(c.Args[0]).text {
+	case "cd", "pushd":
+	case "popd":
+		return // back to a directory already among the bases
+	default:
+		return
 	}
-	outside := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		r, isRedir := n.(*syntax.Redirect)
-		if !isRedir || r.Word == nil || outside {
-			return !outside
+	var target *wordVal
+	for _, a := range c.Args[1:] {
+		v := valueOf(a)
+		if v.literal && len(v.text) > 1 && strings.HasPrefix(v.text, "-") && v.text != "--" {
+			continue // -L, -P, -e, -@
 		}
-		target := r.Word.Lit()
-		switch {
-		case r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc:
-		case target == "" || target == "-" || target == "/dev/null" || target == "/dev/stdout" || target == "/dev/stderr":
-		case (r.Op == syntax.DplIn || r.Op == syntax.DplOut) && strings.Trim(target, "0123456789") == "":
-		case strings.HasPrefix(target, "~"):
-			outside = true
+		if v.text == "--" {
+			continue
+		}
+		target = &v
+		break
+	}
+	if target == nil || !target.plain() || target.text == "-" || target.text == "" {
+		j.unknown = true
+		return
+	}
+	for _, b := range append([]string(nil), j.bases...) {
+		j.bases = append(j.bases, Resolve(b, target.text))
+	}
+}
+
+// redirect judges one redirection's target: bad when it is outside the
+// project or cannot be judged; code when it names a file that runs code.
+func (j *judge) redirect(r *syntax.Redirect) (bad, code bool) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return false, false // the word is text, not a file
+	}
+	if r.Word == nil {
+		return false, false
+	}
+	v := valueOf(r.Word)
+	if !v.plain() {
+		return true, false
+	}
+	if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
+		// <&N, >&N, >&N- and >&- duplicate, move or close descriptors;
+		// >& word (not a number) writes stdout and stderr to a file.
+		if fd := strings.TrimSuffix(v.text, "-"); fd == "" || strings.Trim(fd, "0123456789") == "" {
+			return false, false
+		}
+	}
+	if v.text == "" {
+		return true, false
+	}
+	return j.path(v.text)
+}
+
+// argument judges one argument after a command's prefix: the word itself,
+// the value after its first '=' (--output=PATH, of=PATH) and, for a
+// short option with a value attached (-I/usr/include), the value.
+func (j *judge) argument(w *syntax.Word) (bad, code bool) {
+	v := valueOf(w)
+	if !v.literal || v.tilde {
+		return true, false
+	}
+	candidates := []string{v.text}
+	if _, after, ok := strings.Cut(v.text, "="); ok {
+		candidates = append(candidates, after)
+	}
+	if len(v.text) > 2 && v.text[0] == '-' && v.text[1] != '-' {
+		candidates = append(candidates, v.text[2:])
+	}
+	for _, c := range candidates {
+		if c == "" || c == "-" || c == "--" {
+			continue
+		}
+		if strings.HasPrefix(c, "~") {
+			return true, false // bash expands ~ after '=' too (x=~/y)
+		}
+		var b, k bool
+		if v.glob {
+			b, k = j.glob(c)
+		} else {
+			b, k = j.path(c)
+		}
+		bad, code = bad || b, code || k
+	}
+	return bad, code
+}
+
+// glob judges a pattern bash may expand: every file it matches now, and
+// the pattern itself (what bash passes when nothing matches).
+func (j *judge) glob(pattern string) (bad, code bool) {
+	bad, code = j.path(pattern)
+	bases := j.bases
+	if filepath.IsAbs(pattern) {
+		bases = []string{"/"}
+	} else if j.unknown {
+		return true, code
+	}
+	for _, base := range bases {
+		matches, _ := filepath.Glob(filepath.Join(base, pattern))
+		for _, m := range matches {
+			b, k := j.path(m)
+			bad, code = bad || b, code || k
+		}
+	}
+	return bad, code
+}
+
+// path judges one literal path: bad when, resolved against any base, it
+// lies outside the roots; code when it names a file that runs code.
+func (j *judge) path(p string) (bad, code bool) {
+	if devices[p] {
+		return false, false
+	}
+	bases := j.bases
+	if filepath.IsAbs(p) {
+		bases = []string{"/"}
+	} else if j.unknown {
+		return true, false
+	}
+	for _, base := range bases {
+		r := Resolve(base, p)
+		in := false
+		for _, root := range j.sc.roots {
+			in = in || within(root, r)
+		}
+		bad = bad || !in
+		code = code || RunsCode(j.sc.cwd, r)
+	}
+	return bad, code
+}
+
+// wordVal is a shell word's value as bash passes it, when the text
+// shows it.
+type wordVal struct {
+	// text is the word after quote removal and escapes: `.\./x` is
+	// "../x", `"a\$b"` is "a$b", 'c\d' is `c\d`.
+	text string
+	// literal: no expansion ($x, $(...), $'...' with escapes, {a,b},
+	// extended globs): text is exactly what bash passes (before globbing
+	// and tilde expansion).
+	literal bool
+	// tilde: an unquoted ~ starts the word (bash expands it to a home).
+	tilde bool
+	// glob: an unquoted *, ? or [ (bash may replace the word by the
+	// file names it matches).
+	glob bool
+}
+
+// plain reports whether the value is literal and neither globbed nor
+// tilde-expanded: text is the exact string bash uses.
+func (v wordVal) plain() bool { return v.literal && !v.tilde && !v.glob }
+
+// valueOf computes w's value (see wordVal).
+func valueOf(w *syntax.Word) wordVal {
+	v := wordVal{literal: !hasBraces(w)}
+	var b strings.Builder
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			s := p.Value
+			if i == 0 && strings.HasPrefix(s, "~") {
+				v.tilde = true
+			}
+			for k := 0; k < len(s); k++ {
+				c := s[k]
+				if c == '\\' {
+					// An unquoted backslash quotes the next character
+					// (a backslash-newline was removed by the parser).
+					if k+1 < len(s) {
+						k++
+						b.WriteByte(s[k])
+					}
+					continue
+				}
+				if c == '*' || c == '?' || c == '[' {
+					v.glob = true
+				}
+				b.WriteByte(c)
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
+				v.literal = false // $'...' escapes: not decoded here
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					v.literal = false
+					continue
+				}
+				s := lit.Value
+				for k := 0; k < len(s); k++ {
+					// In double quotes a backslash quotes only $ ` " \
+					// and newline; before anything else it stays.
+					if s[k] == '\\' && k+1 < len(s) && strings.IndexByte("$`\"\\\n", s[k+1]) >= 0 {
+						k++
+						if s[k] != '\n' {
+							b.WriteByte(s[k])
+						}
+						continue
+					}
+					b.WriteByte(s[k])
+				}
+			}
 		default:
-			outside = !Inside(cwd, Resolve(cwd, target))
+			v.literal = false
 		}
-		return !outside
-	})
-	return outside
+	}
+	v.text = b.String()
+	return v
+}
+
+// hasBraces reports whether bash would brace-expand w ({a,b}, {1..3}).
+func hasBraces(w *syntax.Word) bool {
+	cp := &syntax.Word{Parts: make([]syntax.WordPart, len(w.Parts))}
+	for i, part := range w.Parts {
+		if lit, ok := part.(*syntax.Lit); ok {
+			l := *lit
+			part = &l
+		}
+		cp.Parts[i] = part
+	}
+	return syntax.SplitBraces(cp)
 }

@@ -7,9 +7,6 @@
 package permission
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -69,13 +66,16 @@ type Call struct {
 	// returns (a file path, a command's working directory).
 	Paths []string
 	// Command is the command text of a ClassExecute call (a shell
-	// command line), judged by BashPrefixes and RedirectsOutside.
+	// command line), judged by its text (see BashPrefixes).
 	Command string
 	// Unsandboxed: the command runs outside the kernel sandbox (bash's
 	// dangerously_disable_sandbox). Such a call asks in every mode but
 	// bypassPermissions, even when its prefix or paths were allowed
 	// always; a remembered reject still refuses it.
 	Unsandboxed bool
+	// Dir is the directory Command starts in, as given (relative to
+	// Cwd); "" means Cwd. Relative paths in Command are judged against it.
+	Dir string
 	// Cwd is the session's absolute working directory.
 	Cwd string
 }
@@ -98,7 +98,20 @@ func NewMemory() *Memory {
 }
 
 // Decide returns what to do with c in mode, and a reason for the model
-// when the call is refused.
+// when the call is refused:
+//   - plan mode refuses every call that is not read-only or agent state;
+//   - a path outside the cwd (resolved the kernel's way, ResolvePath)
+//     asks in every mode unless "always" was answered for this tool on
+//     that very path; so does, in every mode but bypassPermissions, a
+//     path naming a file that runs code (RunsCode) for a call that is
+//     not read-only;
+//   - read-only and agent-state calls run;
+//   - a command (ClassExecute) runs in bypassPermissions unless its text
+//     redirects outside the project or cannot be parsed; in the other
+//     modes it runs when every simple command has a remembered prefix
+//     and nothing in it escapes the prefix rule (see BashPrefixes);
+//   - bypassPermissions runs everything else; acceptEdits runs edits;
+//     other calls run when "always" was answered for the tool.
 func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	class := c.Class
 	if mode == ModePlan && !unasked(class) {
@@ -116,31 +129,35 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if outside := outsidePaths(c); len(outside) > 0 {
-		// Outside the cwd every call asks, unless the user said "always"
-		// for this tool on these very paths; a command there must still
-		// pass the prefix rule.
-		for _, p := range outside {
-			allowed, known := m.paths[pathKey{c.Tool, p}]
-			if known && !allowed {
-				return Refuse, "the user refused " + c.Tool + " on " + p
-			}
-			if !known {
-				return Ask, ""
-			}
+	special := specialPaths(mode, c)
+	for _, p := range special {
+		// Such a path asks, unless the user said "always" for this tool
+		// on this very path; a command there must still pass the rules
+		// below.
+		allowed, known := m.paths[pathKey{c.Tool, p}]
+		if known && !allowed {
+			return Refuse, "the user refused " + c.Tool + " on " + p
 		}
-		if class == tools.ClassExecute && mode != ModeBypass {
-			return m.commandDecision(c)
+		if !known {
+			return Ask, ""
 		}
-		return Allow, ""
 	}
 	if unasked(class) {
 		return Allow, ""
 	}
-	if mode == ModeBypass {
-		if class == tools.ClassExecute && RedirectsOutside(c.Command, c.Cwd) {
-			return Ask, ""
+	if class == tools.ClassExecute {
+		f := analyzeBash(c.Command, newScope(c.Cwd, c.Dir))
+		if mode == ModeBypass {
+			// bypassPermissions runs commands, except where they name
+			// a path outside the project in a redirection (README).
+			if !f.parsed || f.redirect {
+				return Ask, ""
+			}
+			return Allow, ""
 		}
+		return m.commandDecision(f)
+	}
+	if mode == ModeBypass || len(special) > 0 {
 		return Allow, ""
 	}
 	switch class {
@@ -149,13 +166,33 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 			return Allow, ""
 		}
 		return m.toolDecision(c.Tool)
-	case tools.ClassExecute:
-		return m.commandDecision(c)
 	}
 	// ClassUndeclared (or a class this policy does not know): asked in
 	// acceptEdits too, which vouches for file edits only.
 	return m.toolDecision(c.Tool)
 }
+
+// specialPaths are the resolved paths of c that ask on their own (see
+// Decide): outside the cwd, or running code.
+func specialPaths(mode string, c Call) []string {
+	out := outsidePaths(c)
+	if mode == ModeBypass || unasked(c.Class) {
+		return out
+	}
+	for _, p := range c.Paths {
+		if p == "" {
+			continue
+		}
+		if r := Resolve(c.Cwd, p); Inside(c.Cwd, r) && RunsCode(c.Cwd, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Outside returns the resolved paths of c that lie outside its cwd (the
+// real absolute paths a prompt shows), in order.
+func Outside(c Call) []string { return outsidePaths(c) }
 
 // unasked reports whether calls of class run without asking in every
 // mode (inside the cwd): they change nothing outside the agent.
@@ -164,21 +201,22 @@ func unasked(class tools.Class) bool {
 }
 
 // commandDecision applies the remembered bash prefixes: a command runs
-// unasked only when every simple command in it has an allowed prefix.
-func (m *Memory) commandDecision(c Call) (Decision, string) {
-	prefixes, ok := BashPrefixes(c.Command, c.Cwd)
-	if !ok || len(prefixes) == 0 {
+// unasked only when every simple command in it has an allowed prefix and
+// nothing in it escapes the prefix rule; a remembered reject of any of
+// its prefixes refuses it.
+func (m *Memory) commandDecision(f bashFacts) (Decision, string) {
+	if !f.parsed || len(f.prefixes) == 0 {
 		return Ask, ""
 	}
 	all := true
-	for _, p := range prefixes {
+	for _, p := range f.prefixes {
 		allowed, known := m.prefixes[p]
 		if known && !allowed {
 			return Refuse, "the user refused commands starting with " + p
 		}
 		all = all && known && allowed
 	}
-	if all {
+	if all && f.covered() {
 		return Allow, ""
 	}
 	return Ask, ""
@@ -195,32 +233,58 @@ func (m *Memory) toolDecision(tool string) (Decision, string) {
 	return Refuse, "the user refused " + tool + " for this session"
 }
 
-// Remember records an always answer for c: for a call touching paths
-// outside the cwd, those paths for that tool only; for a ClassExecute
-// call, also the prefixes of the simple commands of its Command (nothing
-// when the command cannot be judged); for other tools inside the cwd, the
-// tool. Running outside the sandbox (c.Unsandboxed) is never remembered:
-// an allow covers the same prefixes inside the sandbox, and the next
-// unsandboxed run asks again.
-func (m *Memory) Remember(c Call, allow bool) {
+// Rule is one remembered answer, as Remember stores it and Restore puts
+// it back (the bridge logs it with the session, so session/load restores
+// it): Allow for allow_always, false for reject_always; Tool is the
+// tool's name; Paths are resolved paths remembered for Tool (outside
+// paths, files that run code); Prefixes are command prefixes (for any
+// command tool); Whole means the answer covers Tool itself.
+type Rule struct {
+	Tool     string
+	Allow    bool
+	Paths    []string
+	Prefixes []string
+	Whole    bool
+}
+
+// Remember records an always answer for c (given in a prompt, so in a
+// mode that asked) and returns what it stored:
+// for a call touching special paths (outside the cwd, files that run
+// code), those paths for that tool only; for a ClassExecute call, also
+// the prefixes of the simple commands of its Command (none when the
+// command's text cannot be judged: it does not parse or hides
+// evaluation); for other tools with no special path, the tool. Running
+// outside the sandbox (c.Unsandboxed) is never remembered: an allow
+// covers the same prefixes inside the sandbox, and the next unsandboxed
+// run asks again.
+func (m *Memory) Remember(c Call, allow bool) Rule {
+	special := specialPaths("", c)
+	r := Rule{Tool: c.Tool, Allow: allow, Paths: special}
+	if c.Class == tools.ClassExecute {
+		if f := analyzeBash(c.Command, newScope(c.Cwd, c.Dir)); f.parsed && !f.hidden {
+			r.Prefixes = f.prefixes
+		}
+	} else if len(special) == 0 {
+		r.Whole = true
+	}
+	m.Restore(r)
+	return r
+}
+
+// Restore puts back a rule Remember returned (e.g. read from a session
+// log); later rules win over earlier ones.
+func (m *Memory) Restore(r Rule) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	outside := outsidePaths(c)
-	for _, p := range outside {
-		m.paths[pathKey{c.Tool, p}] = allow
+	for _, p := range r.Paths {
+		m.paths[pathKey{r.Tool, p}] = r.Allow
 	}
-	if c.Class == tools.ClassExecute {
-		if prefixes, ok := BashPrefixes(c.Command, c.Cwd); ok {
-			for _, p := range prefixes {
-				m.prefixes[p] = allow
-			}
-		}
-		return
+	for _, p := range r.Prefixes {
+		m.prefixes[p] = r.Allow
 	}
-	if len(outside) > 0 {
-		return
+	if r.Whole {
+		m.tools[r.Tool] = r.Allow
 	}
-	m.tools[c.Tool] = allow
 }
 
 // outsidePaths returns the resolved paths of c that are not inside its cwd.
@@ -236,53 +300,4 @@ func outsidePaths(c Call) []string {
 		}
 	}
 	return out
-}
-
-// Resolve makes p absolute against cwd and resolves it the way the kernel
-// does, one component at a time: a symlink is followed where it stands
-// (so "link/.." is the link target's parent), a dangling link to its
-// target, and the missing tail of a path that does not exist yet is kept.
-// After 40 links it gives up and returns the path as it is.
-func Resolve(cwd, p string) string {
-	if !filepath.IsAbs(p) {
-		p = cwd + string(filepath.Separator) + p
-	}
-	pending := strings.Split(p, string(filepath.Separator))
-	resolved := string(filepath.Separator)
-	for hops := 0; len(pending) > 0; {
-		comp := pending[0]
-		pending = pending[1:]
-		switch comp {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, comp)
-		target, err := os.Readlink(next)
-		if err != nil {
-			// Not a link (or not there): take it as it is.
-			resolved = next
-			continue
-		}
-		if hops++; hops > 40 {
-			return filepath.Clean(p)
-		}
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
-		}
-		pending = append(strings.Split(target, string(filepath.Separator)), pending...)
-	}
-	return resolved
-}
-
-// Inside reports whether the resolved path p is cwd or below it (by path
-// segment: /proj2 is not inside /proj). cwd is resolved the same way.
-func Inside(cwd, p string) bool {
-	root := Resolve(cwd, cwd)
-	if p == root {
-		return true
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
