@@ -69,7 +69,7 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 				c.Paths = append(c.Paths, path)
 			}
 		}
-		c.Command = acc.Command
+		c.Command, c.Dir = acc.Command, acc.Dir
 		c.Unsandboxed = acc.Unsandboxed
 	}
 	return c

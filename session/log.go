@@ -93,12 +93,15 @@ func keptByte(c byte) bool {
 // it durable). The file, with its header line, is created on the first
 // Append, in a folder created with mode 0700; the file has mode 0600.
 // A Log is safe for concurrent use. After a write error every later
-// Append fails with that error (Err returns it).
+// Append fails with that error (Err returns it). While its file is open
+// the Log holds the log's Lock, so no other process writes it; creating
+// a file another process holds the lock of fails with a *LockedError.
 type Log struct {
 	mu     sync.Mutex
 	path   string
 	header Header
 	f      *os.File // nil until the file is opened
+	lock   *Lock    // held while f is open
 	buf    bytes.Buffer
 	enc    *json.Encoder
 	err    error
@@ -114,10 +117,11 @@ func NewLog(path string, h Header) *Log {
 	return l
 }
 
-// appendLog returns a Log that appends to the existing file f.
-func appendLog(path string, h Header, f *os.File) *Log {
+// appendLog returns a Log that appends to the existing file f, holding
+// lock.
+func appendLog(path string, h Header, f *os.File, lock *Lock) *Log {
 	l := NewLog(path, h)
-	l.f = f
+	l.f, l.lock = f, lock
 	return l
 }
 
@@ -157,12 +161,18 @@ func (l *Log) Append(ev Event) error {
 			l.err = fmt.Errorf("session: creating the log folder: %w", err)
 			return l.err
 		}
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+		lock, err := Acquire(l.path)
 		if err != nil {
 			l.err = fmt.Errorf("session: creating the log: %w", err)
 			return l.err
 		}
-		l.f = f
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+		if err != nil {
+			lock.Release()
+			l.err = fmt.Errorf("session: creating the log: %w", err)
+			return l.err
+		}
+		l.f, l.lock = f, lock
 	}
 	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
 		l.err = fmt.Errorf("session: writing the log %s: %w", l.path, err)
@@ -218,8 +228,8 @@ func (l *Log) Err() error {
 	return l.err
 }
 
-// Close syncs and closes the file; later Appends fail with ErrClosed.
-// Closing twice is harmless.
+// Close syncs and closes the file and releases the log's lock; later
+// Appends fail with ErrClosed. Closing twice is harmless.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -235,6 +245,8 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	l.f = nil
+	_ = l.lock.Release()
+	l.lock = nil
 	if err != nil {
 		return fmt.Errorf("session: closing the log %s: %w", l.path, err)
 	}

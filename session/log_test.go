@@ -1,14 +1,17 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,7 +123,16 @@ func TestLogRoundTrip(t *testing.T) {
 	if bytes.Contains(data, []byte("transient")) || bytes.Contains(data, []byte("live")) {
 		t.Error("a transient event was logged")
 	}
-	// Appending after a load continues the file.
+	// While the first Log holds the file, opening it again is refused
+	// (one writer per log); once closed, appending after a load continues
+	// the file.
+	var locked *LockedError
+	if _, err := l.Open(); !errors.As(err, &locked) || locked.PID != os.Getpid() {
+		t.Fatalf("opening a held log: %v, want a LockedError naming pid %d", err, os.Getpid())
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
 	log2, err := l.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -400,5 +412,79 @@ func TestLogWriteError(t *testing.T) {
 	l.Close()
 	if err := l.Append(Event{Data: TurnStart{}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("append after close: %v", err)
+	}
+}
+
+// lockHolderEnv makes the test binary a child that holds one log's lock
+// (see TestMain) until it is killed.
+const lockHolderEnv = "SESSION_LOCK_HOLDER"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(lockHolderEnv); path != "" {
+		lock, err := Acquire(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Println("locked")
+		for lock != nil {
+			time.Sleep(time.Hour) // held until killed
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestLockAcrossProcesses: a log another live process holds cannot be
+// opened or read for loading here (the error names its pid); when that
+// process dies, even by SIGKILL, the kernel frees the lock.
+func TestLockAcrossProcesses(t *testing.T) {
+	path := writeLog(t, t.TempDir(), sampleEvents(5))
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), lockHolderEnv+"="+path)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("child: %q %v", line, err)
+	}
+	var locked *LockedError
+	if _, err := ReadLogLocked(path); !errors.As(err, &locked) || locked.PID != child.Process.Pid {
+		t.Fatalf("ReadLogLocked of a held log: %v, want a LockedError naming pid %d", err, child.Process.Pid)
+	}
+	if !strings.Contains(locked.Error(), fmt.Sprintf("pid %d", child.Process.Pid)) {
+		t.Errorf("message %q does not name the pid", locked.Error())
+	}
+	l, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Open(); !errors.As(err, &locked) {
+		t.Fatalf("Open of a held log: %v", err)
+	}
+	before, _ := os.ReadFile(path)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	ld, err := ReadLogLocked(path)
+	if err != nil {
+		t.Fatalf("after the holder died: %v", err)
+	}
+	log, err := ld.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.HasPrefix(after, before) {
+		t.Error("the log lost bytes")
 	}
 }

@@ -11,22 +11,60 @@ import (
 )
 
 // Open makes the file hold exactly l.Events and returns it as a Log for
-// appending. When the file needs repair (NeedsRepair), the user's log is
+// appending, which holds the log's Lock (taken by ReadLogLocked, or now:
+// a *LockedError when another process holds it). When the file needs repair (NeedsRepair), the user's log is
 // first copied beside it as BackupPath (recorded in l.Backup) (mode 0600, never overwriting a
 // file), then the repaired log (the kept bytes plus the synthetic events)
 // is written to a temporary file and renamed over the original. Errors
 // wrap the file system's; on error the original file is unchanged.
 func (l *Loaded) Open() (*Log, error) {
+	if l.lock == nil {
+		lock, err := Acquire(l.Path)
+		if err != nil {
+			return nil, err
+		}
+		l.lock = lock
+	}
 	if l.NeedsRepair() {
 		if err := l.writeRepair(); err != nil {
+			l.Release()
 			return nil, err
 		}
 	}
 	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
+		l.Release()
 		return nil, fmt.Errorf("session: opening the log: %w", err)
 	}
-	return appendLog(l.Path, l.Header, f), nil
+	lock := l.lock
+	l.lock = nil // the Log owns it now
+	return appendLog(l.Path, l.Header, f, lock), nil
+}
+
+// ReadLogLocked takes the log's Lock, then reads it (ReadLog): a log
+// another process writes is neither read half-written nor repaired under
+// it. The Lock passes to the Log that Open returns; call Release when the
+// log is not opened after all. Errors: *LockedError when another process
+// holds the lock, and ReadLog's.
+func ReadLogLocked(path string) (*Loaded, error) {
+	lock, err := Acquire(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ReadLog(path)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	l.lock = lock
+	return l, nil
+}
+
+// Release gives up the Lock ReadLogLocked took, when the log is not
+// opened; harmless otherwise.
+func (l *Loaded) Release() {
+	_ = l.lock.Release()
+	l.lock = nil
 }
 
 // BackupPath is the backup name of the log at path taken at t:

@@ -47,6 +47,8 @@ type Loaded struct {
 	Backup string
 	// data is the file as read.
 	data []byte
+	// lock is the log's lock, from ReadLogLocked until Open.
+	lock *Lock
 }
 
 // NeedsRepair reports whether the file differs from Events: a torn last

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io/fs"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -106,17 +108,38 @@ func checkBashArgs(a bashArgs) error {
 	return nil
 }
 
-// workdir resolves the call's workdir: none gives the session cwd, a
-// relative one is joined to it; without a session cwd it is used as given
-// ("" then means the agent's own cwd).
-func workdir(wd, cwd string) string {
+// workdir resolves the call's workdir with the permission check's own
+// resolution (permission.ResolvePath: symlinks followed where they
+// stand, then ".."), so the command runs in exactly the directory that
+// was judged: none gives the session cwd, a relative one is resolved
+// against it; without a session cwd it is used as given ("" then means
+// the agent's own cwd). A directory inside the session cwd is checked
+// to open beneath its root handle (permission.DirInside), so one that
+// has been swapped for a way out since the check fails instead.
+// Errors: the resolution's (a symlink loop) and the check's, naming the
+// directory.
+func workdir(wd, cwd string) (string, error) {
 	switch {
 	case wd == "":
-		return cwd
-	case !filepath.IsAbs(wd) && cwd != "":
-		return filepath.Join(cwd, wd)
+		return cwd, nil
+	case cwd == "":
+		return wd, nil
 	}
-	return wd
+	dir, err := permission.ResolvePath(cwd, wd)
+	if err != nil {
+		return "", fmt.Errorf("invalid workdir %q: %w", wd, err)
+	}
+	if permission.Inside(cwd, dir) {
+		if err := permission.DirInside(cwd, dir); err != nil {
+			// Worded as the spawn's own chdir failure would be.
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				err = &fs.PathError{Op: "chdir", Path: dir, Err: errno}
+			}
+			return "", spawnError(err)
+		}
+	}
+	return dir, nil
 }
 
 func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (tools.Output, error) {
@@ -127,7 +150,10 @@ func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (too
 	if ex.Session != nil {
 		cwd = ex.Session.Cwd()
 	}
-	dir := workdir(a.Workdir, cwd)
+	dir, err := workdir(a.Workdir, cwd)
+	if err != nil {
+		return tools.Output{}, err
+	}
 	if ctx.Err() != nil {
 		return tools.Output{}, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
 	}
@@ -272,11 +298,12 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 }
 
 // bashAccess is what a bash call touches for the permission check: its
-// workdir (when given), its command, and whether it asks to run outside
-// the sandbox (only when there is one to leave: without confinement the
-// flag changes nothing, so it asks nothing extra).
+// workdir (when given), its command and the directory it starts in, and
+// whether it asks to run outside the sandbox (only when there is one to
+// leave: without confinement the flag changes nothing, so it asks
+// nothing extra).
 func (m *Manager) bashAccess(a bashArgs) tools.Access {
-	acc := tools.Access{Command: a.Command, Unsandboxed: a.DangerouslyDisableSandbox && m.Confined()}
+	acc := tools.Access{Command: a.Command, Dir: a.Workdir, Unsandboxed: a.DangerouslyDisableSandbox && m.Confined()}
 	if a.Workdir != "" {
 		acc.Paths = []string{a.Workdir}
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-acp/dsh-acp/internal/unpriv"
+	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -107,6 +108,46 @@ func TestBashWorkdir(t *testing.T) {
 		if got := text(res); got != real+"\n" {
 			t.Errorf("workdir %q: pwd %q, want %q", wd, got, real)
 		}
+	}
+}
+
+// Issue 12: a workdir is resolved as the permission check resolves it
+// (the kernel's way: a symlink, then ".."), so `deep/..` with deep -> a/b
+// runs in a, not in the session cwd (which cleaning ".." as text gives);
+// a workdir that escapes the cwd runs where the check saw it go.
+func TestBashWorkdirSymlinkDotDot(t *testing.T) {
+	g := newRig(t)
+	root := t.TempDir()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	cwd := filepath.Join(root, "proj")
+	if err := os.MkdirAll(filepath.Join(cwd, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a/b", filepath.Join(cwd, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	s := tools.NewSession("s1", cwd)
+	for wd, want := range map[string]string{"deep/..": filepath.Join(cwd, "a"), "deep/../..": cwd, "deep/../../..": root} {
+		if judged := permission.Resolve(cwd, wd); judged != want {
+			t.Fatalf("the check judges %q as %s, want %s", wd, judged, want)
+		}
+		res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "pwd -P", "description": "d", "workdir": wd})
+		if got := text(res); got != want+"\n" {
+			t.Errorf("workdir %q: pwd %q, want %q", wd, got, want)
+		}
+	}
+	// A loop fails without running anything.
+	if err := os.Symlink("loop", filepath.Join(cwd, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "touch ran", "description": "d", "workdir": "loop/.."})
+	if !res.IsError {
+		t.Errorf("workdir through a loop ran: %q", text(res))
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "ran")); err == nil {
+		t.Error("the command ran")
 	}
 }
 

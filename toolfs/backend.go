@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -34,7 +32,7 @@ func (c *current) matches(v version) bool {
 // FileInfo and no error; a file that is not regular gives FS_NOT_REGULAR_FILE
 // `cannot <op> "<display>": not a regular file`; other failures FS_IO_ERROR.
 func statFile(f file, op string) (fs.FileInfo, error) {
-	fi, err := os.Stat(f.display)
+	fi, err := f.stat()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
@@ -57,8 +55,8 @@ func editorFor(s tools.Session, f file, info fs.FileInfo, write bool) tools.Edit
 	if e == nil || !e.CanRead() || write && !e.CanWrite() {
 		return nil
 	}
-	if !inside(s.Cwd(), f.display) {
-		return nil
+	if f.root == "" {
+		return nil // outside the session cwd
 	}
 	if info != nil && info.Size() >= StreamThreshold {
 		return nil
@@ -75,7 +73,7 @@ func loadCurrent(ctx context.Context, f file, info fs.FileInfo, e tools.Editor, 
 	if err := ctx.Err(); err != nil {
 		return nil, aborted(op, err)
 	}
-	disk, err := os.ReadFile(f.target)
+	disk, err := f.readFile()
 	if err != nil {
 		return nil, ioErr(op, f.display, err)
 	}
@@ -109,7 +107,7 @@ func save(ctx context.Context, f file, c *current, content []byte, op string) ([
 		return nil, version{}, aborted(op, err)
 	}
 	if c.editor == nil {
-		if err := writeAtomic(ctx, f.target, content, c.info); err != nil {
+		if err := f.writeAtomic(ctx, content, c.info); err != nil {
 			if ctx.Err() != nil {
 				return nil, version{}, aborted(op, ctx.Err())
 			}
@@ -118,7 +116,7 @@ func save(ctx context.Context, f file, c *current, content []byte, op string) ([
 		return content, diskVersion(content), nil
 	}
 	if c.info == nil {
-		if err := os.MkdirAll(filepath.Dir(f.target), 0o777); err != nil {
+		if err := f.mkdirParents(); err != nil {
 			return nil, version{}, ioErr(op, f.display, err)
 		}
 	}
@@ -140,7 +138,7 @@ func save(ctx context.Context, f file, c *current, content []byte, op string) ([
 		stored = []byte(text)
 	}
 	v := version{sum: sumOf(stored)}
-	if disk, err := os.ReadFile(f.target); err == nil {
+	if disk, err := f.readFile(); err == nil {
 		v.disk = sumOf(disk)
 	}
 	return stored, v, nil

@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // StreamThreshold is the size from which read streams a file from disk
@@ -21,40 +24,46 @@ const StreamThreshold = 10 << 20
 // keptMode is the part of a file's mode a rewrite keeps.
 const keptMode = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
-// writeAtomic replaces target's content with content so that target is
-// always either wholly old or wholly new, also across a crash: it writes a
-// temporary file in target's directory (".<base>.<random>.dsh-tmp",
-// created exclusively), fsyncs it, renames it over target and fsyncs the
-// directory. prev is target's current FileInfo, nil for a new file: an
-// existing file's mode bits (permissions, setuid, setgid, sticky) are kept,
-// and its owner and group when the process may set them; a new file gets
-// 0666 less the umask, and its missing parent directories are created
-// (0777 less the umask). An existing file the process may not write is
-// refused (rename would replace it anyway). A temporary file is removed on
-// every failure except a crash of the process. ctx is checked last before
+// writeAtomic replaces name's content in d with content so that the file
+// is always either wholly old or wholly new, also across a crash: it
+// writes a temporary file in the same directory
+// (".<base>.<pid>.<random>.dsh-tmp", created exclusively), fsyncs it,
+// renames it over name and fsyncs the directory. prev is the file's
+// current FileInfo, nil for a new file: an existing file's mode bits
+// (permissions, setuid, setgid, sticky) are kept, and its owner and group
+// when the process may set them; a new file gets 0666 less the umask, and
+// its missing parent directories are created (0777 less the umask). An
+// existing file the process may not write is refused (rename would
+// replace it anyway). A temporary file is removed on every failure except
+// a crash of the process; one left by a crash is removed by the next
+// write to that directory (see removeStale). ctx is checked last before
 // the rename: once renamed, the write is complete. Errors are wrapped
 // *fs.PathError values, or ctx's error.
-func writeAtomic(ctx context.Context, target string, content []byte, prev fs.FileInfo) (err error) {
-	dir, base := filepath.Split(target)
+func writeAtomic(ctx context.Context, d dirFS, name string, content []byte, prev fs.FileInfo) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
 	perm := fs.FileMode(0o666)
 	if prev == nil {
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		if err := d.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}
 	} else {
-		if err := syscall.Access(target, 2 /* W_OK */); err != nil {
-			return &fs.PathError{Op: "write", Path: target, Err: err}
+		if err := writable(d, dir, base); err != nil {
+			return &fs.PathError{Op: "write", Path: name, Err: err}
 		}
 		perm = 0o600
 	}
-	f, tmp, err := createTemp(dir, base, perm)
+	removeStale(d, dir)
+	f, tmp, err := createTemp(d, dir, base, perm)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			d.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(content); err != nil {
@@ -84,38 +93,98 @@ func writeAtomic(ctx context.Context, target string, content []byte, prev fs.Fil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := d.Rename(tmp, name); err != nil {
 		return err
 	}
-	syncDir(dir)
+	syncDir(d, dir)
 	return nil
 }
 
+// writable reports whether the process may write the file base in dir
+// (access(2) with the real ids, relative to the directory opened in d).
+func writable(d dirFS, dir, base string) error {
+	df, err := d.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer df.Close()
+	return syscall.Faccessat(int(df.Fd()), base, 2 /* W_OK */, 0)
+}
+
+// tempSuffix ends every temporary file name of writeAtomic.
+const tempSuffix = ".dsh-tmp"
+
 // createTemp creates a new file in dir for base's replacement, exclusively,
-// with perm (less the umask).
-func createTemp(dir, base string, perm fs.FileMode) (*os.File, string, error) {
+// with perm (less the umask), named ".<base>.<pid>.<random>.dsh-tmp".
+func createTemp(d dirFS, dir, base string, perm fs.FileMode) (*os.File, string, error) {
+	pid := strconv.Itoa(os.Getpid())
 	for range 10 {
 		var r [6]byte
 		if _, err := rand.Read(r[:]); err != nil {
 			return nil, "", fmt.Errorf("temporary name: %w", err)
 		}
-		name := filepath.Join(dir, "."+base+"."+hex.EncodeToString(r[:])+".dsh-tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		name := filepath.Join(dir, "."+base+"."+pid+"."+hex.EncodeToString(r[:])+tempSuffix)
+		f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		return f, name, err
 	}
-	return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(dir, "."+base+".*.dsh-tmp"), Err: fs.ErrExist}
+	return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(dir, "."+base+".*"+tempSuffix), Err: fs.ErrExist}
+}
+
+// staleAge is the age after which any temporary file of writeAtomic is
+// taken as left by a crash, whoever wrote it: no write takes that long.
+const staleAge = time.Hour
+
+// removeStale removes the temporary files a crashed writeAtomic left in
+// dir: those whose writer (the pid in the name) is no longer running,
+// and any older than staleAge. A live writer's file (this process's, or
+// another agent's on the same project) is left alone. Failures are
+// ignored: the write itself does not depend on this.
+func removeStale(d dirFS, dir string) {
+	df, err := d.Open(dir)
+	if err != nil {
+		return
+	}
+	names, _ := df.Readdirnames(-1)
+	df.Close()
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".") || !strings.HasSuffix(n, tempSuffix) {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		fi, err := d.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if writerGone(n) || time.Since(fi.ModTime()) > staleAge {
+			_ = d.Remove(path)
+		}
+	}
+}
+
+// writerGone reports whether the pid in a temporary file's name
+// (".<base>.<pid>.<random>.dsh-tmp") names no running process.
+func writerGone(name string) bool {
+	parts := strings.Split(strings.TrimSuffix(name, tempSuffix), ".")
+	if len(parts) < 4 {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
 // syncDir fsyncs a directory so a rename in it survives a crash; failures
 // (some file systems refuse it) are ignored, the rename itself succeeded.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
+func syncDir(d dirFS, dir string) {
+	df, err := d.Open(dir)
 	if err != nil {
 		return
 	}
-	_ = d.Sync()
-	d.Close()
+	_ = df.Sync()
+	df.Close()
 }

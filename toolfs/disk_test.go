@@ -301,7 +301,7 @@ func TestWriteAtomicFailures(t *testing.T) {
 	fi, _ := os.Stat(target)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := writeAtomic(ctx, target, []byte("new\n"), fi); err == nil {
+	if err := writeAtomic(ctx, hostFS{}, target, []byte("new\n"), fi); err == nil {
 		t.Error("writeAtomic with an ended context succeeded")
 	}
 	if b, _ := os.ReadFile(target); string(b) != "old\n" {
@@ -312,7 +312,7 @@ func TestWriteAtomicFailures(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(sub, "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAtomic(context.Background(), sub, []byte("new\n"), nil); err == nil {
+	if err := writeAtomic(context.Background(), hostFS{}, sub, []byte("new\n"), nil); err == nil {
 		t.Error("writeAtomic over a directory succeeded")
 	}
 	assertNoTemp(t, dir)
@@ -341,7 +341,7 @@ func killChild(target string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := writeAtomic(context.Background(), target, contents[i%2], fi); err != nil {
+		if err := writeAtomic(context.Background(), hostFS{}, target, contents[i%2], fi); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -407,12 +407,73 @@ func TestKillMidWrite(t *testing.T) {
 		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
 			t.Fatalf("round %d: torn file: %d bytes, starting %q", round, len(got), got[:min(len(got), 16)])
 		}
-		// The killed write's temporary file stays behind; clear it.
-		entries, _ := os.ReadDir(dir)
-		for _, en := range entries {
-			if en.Name() != "big.txt" {
-				os.Remove(filepath.Join(dir, en.Name()))
-			}
+		// The killed write's temporary file stays behind, until the next
+		// write to that directory (issue 12): then it is gone.
+		if n := countTemp(t, dir); n != 1 {
+			t.Fatalf("round %d: %d temporary files after the kill, want 1", round, n)
+		}
+		fi, err := os.Stat(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeAtomic(context.Background(), hostFS{}, target, got, fi); err != nil {
+			t.Fatal(err)
+		}
+		if n := countTemp(t, dir); n != 0 {
+			t.Fatalf("round %d: %d temporary files left after the next write, want 0", round, n)
+		}
+	}
+}
+
+// countTemp counts writeAtomic's temporary files in dir.
+func countTemp(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, en := range entries {
+		if strings.HasSuffix(en.Name(), tempSuffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestStaleTempFiles: the next write removes a temporary file whose
+// writer is gone or that is older than staleAge, and leaves a live
+// writer's fresh one alone.
+func TestStaleTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A pid that is not running: a child that has exited.
+	child := exec.Command("true")
+	if err := child.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(dir, fmt.Sprintf(".f.txt.%d.0123456789ab.dsh-tmp", child.ProcessState.Pid()))
+	live := filepath.Join(dir, fmt.Sprintf(".f.txt.%d.0123456789ab.dsh-tmp", os.Getpid()))
+	old := filepath.Join(dir, fmt.Sprintf(".g.txt.%d.ba9876543210.dsh-tmp", os.Getpid()))
+	for _, p := range []string{dead, live, old} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * staleAge)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(target)
+	if err := writeAtomic(context.Background(), hostFS{}, target, []byte("new\n"), fi); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{dead: false, live: true, old: false} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
 }

@@ -1,102 +1,167 @@
 package toolfs
 
 import (
-	"errors"
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
+
+	"github.com/dsh-acp/dsh-acp/permission"
 )
 
 // file is a resolved file path.
 type file struct {
-	// display is the absolute path with symlinks not resolved: the path
-	// named in messages, cards and editor requests.
+	// display is the absolute path named in messages, cards and editor
+	// requests: the path as given, made absolute and clean, when that
+	// names the same file as the kernel's resolution (target); else, when
+	// cleaning ".." as text would name another file (a symlink before
+	// the ".."), the real path target itself, so what is shown is what
+	// is opened. It holds no "..", so the editor reads it the same way.
 	display string
-	// target is the real path (symlinks resolved). For a path that does not
-	// exist yet it is the real path of its nearest existing ancestor with
-	// the missing tail added back (a dangling symlink is followed to the
-	// path it names). Observations and locks are keyed by it, and the disk
-	// backend writes to it, so a symlink is written through.
+	// target is the real path, as the permission check resolved it
+	// (permission.ResolvePath: symlinks followed where they stand, then
+	// ".."; a dangling link followed to the path it names; a missing tail
+	// kept). Observations and locks are keyed by it, and the disk backend
+	// opens it, so a symlink is written through.
 	target string
+	// root is the session cwd's real path when target lies inside it
+	// (then name is target relative to root, and every file operation
+	// goes through an os.Root handle on root, so a path that has been
+	// made to escape since it was resolved fails instead of leading
+	// outside); "" for a file outside (name is then target).
+	root string
+	name string
 }
-
-// maxLinks bounds the symlinks followed while resolving a dangling link.
-const maxLinks = 40
 
 // resolve makes p absolute against cwd (p is used as is when absolute; cwd
-// "" means the process's working directory) and finds its real path.
-// Errors: FS_NOT_FOUND `cannot resolve "<display>": a parent path segment
-// is not a directory`; FS_IO_ERROR when a path segment cannot be examined.
+// "" means the process's working directory) and resolves it once, the
+// way the permission check does. Errors: FS_IO_ERROR when the working
+// directory is unknown or the path holds a symlink loop (ELOOP).
 func resolve(cwd, p string) (file, error) {
-	display := p
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return file{}, ioErr("resolve", p, err)
+		}
+		cwd = wd
+	}
+	abs := p
 	if !filepath.IsAbs(p) {
-		if cwd == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return file{}, ioErr("resolve", p, err)
-			}
-			cwd = wd
-		}
-		display = filepath.Join(cwd, p)
+		abs = filepath.Join(cwd, p)
 	}
-	display = filepath.Clean(display)
-	target, err := realPath(display, 0)
+	target, err := permission.ResolvePath(cwd, p)
 	if err != nil {
-		if errors.Is(err, syscall.ENOTDIR) {
-			return file{}, fsErr(CodeNotFound, "cannot resolve %q: a parent path segment is not a directory", display)
-		}
-		return file{}, ioErr("resolve", display, err)
+		return file{}, ioErr("resolve", abs, err)
 	}
-	return file{display: display, target: target}, nil
+	f := file{display: filepath.Clean(abs), target: target, name: target}
+	if permission.Resolve(cwd, f.display) != target {
+		// Cleaning ".." as text names another file than the kernel
+		// opens: show the real one.
+		f.display = target
+	}
+	if permission.Inside(cwd, target) {
+		root := permission.Resolve(cwd, cwd)
+		rel, err := filepath.Rel(root, target)
+		if err != nil {
+			return file{}, ioErr("resolve", abs, err)
+		}
+		f.root, f.name = root, rel
+	}
+	return f, nil
 }
 
-// realPath returns p with every symlink resolved; a missing tail is kept
-// (see file.target). depth counts the dangling links followed so far.
-func realPath(p string, depth int) (string, error) {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r, nil
-	}
-	fi, err := os.Lstat(p)
-	switch {
-	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		// A dangling link: resolve the path it names.
-		if depth >= maxLinks {
-			return "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
-		}
-		dest, err := os.Readlink(p)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(p), dest)
-		}
-		return realPath(dest, depth+1)
-	case err == nil:
-		// It exists, yet EvalSymlinks failed: report why.
-		_, err = filepath.EvalSymlinks(p)
-		return "", err
-	case errors.Is(err, fs.ErrNotExist):
-		dir := filepath.Dir(p)
-		if dir == p {
-			return p, nil
-		}
-		rd, err := realPath(dir, depth)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(rd, filepath.Base(p)), nil
-	}
-	return "", err
+// dirFS is what the disk backend does with files: an *os.Root beneath the
+// session cwd, hostFS outside it. Names are relative to the root, or
+// absolute for hostFS.
+type dirFS interface {
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	Open(name string) (*os.File, error)
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	ReadFile(name string) ([]byte, error)
+	MkdirAll(name string, perm fs.FileMode) error
+	Rename(oldname, newname string) error
+	Remove(name string) error
 }
 
-// inside reports whether p lies strictly inside dir, by path segment (both
-// absolute and clean).
-func inside(dir, p string) bool {
-	if dir == "" {
-		return false
+// hostFS is dirFS on the whole file system (absolute names).
+type hostFS struct{}
+
+func (hostFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
+func (hostFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+func (hostFS) Open(name string) (*os.File, error)     { return os.Open(name) }
+func (hostFS) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+func (hostFS) ReadFile(name string) ([]byte, error)         { return os.ReadFile(name) }
+func (hostFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (hostFS) Rename(oldname, newname string) error         { return os.Rename(oldname, newname) }
+func (hostFS) Remove(name string) error                     { return os.Remove(name) }
+
+// open returns the file system f lives in and f's name there; call done
+// when finished with it. Errors: opening the root (*fs.PathError).
+func (f file) open() (d dirFS, name string, done func(), err error) {
+	if f.root == "" {
+		return hostFS{}, f.target, func() {}, nil
 	}
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	r, err := os.OpenRoot(f.root)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return r, f.name, func() { r.Close() }, nil
+}
+
+// stat stats f (symlinks followed, beneath the root).
+func (f file) stat() (fs.FileInfo, error) {
+	d, name, done, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return d.Stat(name)
+}
+
+// readFile reads f's bytes.
+func (f file) readFile() ([]byte, error) {
+	d, name, done, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return d.ReadFile(name)
+}
+
+// openRead opens f for reading; the root handle is released at once (an
+// open file does not need it).
+func (f file) openRead() (*os.File, error) {
+	d, name, done, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return d.Open(name)
+}
+
+// mkdirParents creates f's missing parent directories (0777 less the
+// umask).
+func (f file) mkdirParents() error {
+	d, name, done, err := f.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if dir := filepath.Dir(name); dir != "." {
+		return d.MkdirAll(dir, 0o777)
+	}
+	return nil
+}
+
+// writeAtomic replaces f's content (see the function writeAtomic).
+func (f file) writeAtomic(ctx context.Context, content []byte, prev fs.FileInfo) error {
+	d, name, done, err := f.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return writeAtomic(ctx, d, name, content, prev)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -154,7 +153,7 @@ func streams(info fs.FileInfo) bool {
 // readWhole loads f's text: from disk, or through e when non-nil (the disk
 // bytes are then read too, for the version, and must be text as well).
 func readWhole(ctx context.Context, f file, e tools.Editor) ([]byte, version, error) {
-	disk, err := os.ReadFile(f.target)
+	disk, err := f.readFile()
 	if err != nil {
 		return nil, version{}, ioErr("read", f.display, err)
 	}
@@ -181,7 +180,7 @@ func readWhole(ctx context.Context, f file, e tools.Editor) ([]byte, version, er
 
 // readStreamed selects the window of f from disk with bounded memory.
 func readStreamed(ctx context.Context, f file, offset, limit int) (string, int, version, error) {
-	fh, err := os.Open(f.target)
+	fh, err := f.openRead()
 	if err != nil {
 		return "", 0, version{}, ioErr("read", f.display, err)
 	}

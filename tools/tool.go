@@ -26,11 +26,14 @@ type Exec struct {
 
 // Access is what one tool call touches: the files or directories it
 // reads, writes or runs in (as given, relative ones against the session
-// cwd), for a shell tool the command text, and whether the call asks to
-// run outside the command sandbox.
+// cwd), for a shell tool the command text, the directory it starts in
+// (Dir, as given; "" is the session cwd), against which the command's
+// relative paths are judged, and whether the call asks to run outside
+// the command sandbox.
 type Access struct {
 	Paths   []string
 	Command string
+	Dir     string
 	// Unsandboxed: the call runs its command outside the kernel sandbox
 	// (bash's dangerously_disable_sandbox); the permission check asks for
 	// it in every mode but bypassPermissions, whatever was remembered.
