@@ -102,6 +102,24 @@ func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 	}, b.log)
 }
 
+// Close closes the log of every session open here (their turns have
+// ended once the connection is done), releasing the logs' locks; the
+// sessions stay in memory. Call it when the connection is done; calling
+// it again does nothing.
+func (b *Bridge) Close() {
+	b.mu.Lock()
+	ss := make([]*liveSession, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		ss = append(ss, s)
+	}
+	b.mu.Unlock()
+	for _, s := range ss {
+		if err := s.agent.Store.Close(); err != nil {
+			b.log.Warn("could not close the session log", "session", s.id, "err", err)
+		}
+	}
+}
+
 // SetClient sets the connection used to reach the editor (for tests that
 // drive the bridge without Serve).
 func (b *Bridge) SetClient(c acp.Client) { b.client = c }
@@ -243,6 +261,20 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 	return acp.CloseSessionResponse{}, nil
 }
 
+// notHere is the error for a session id this process does not have open:
+// lockedError when another process holds its log (it is open there),
+// else unknownSession.
+func (b *Bridge) notHere(id string) error {
+	if b.cfg.StateDir != "" {
+		if path, err := session.Find(b.cfg.StateDir, id); err == nil {
+			if pid, held := session.Holder(path); held {
+				return lockedError(id, &session.LockedError{Path: path, PID: pid})
+			}
+		}
+	}
+	return unknownSession(id)
+}
+
 func unknownSession(id string) error {
 	return &acp.Error{Code: acp.CodeResourceNotFound, Message: "Resource not found: unknown session " + id, Data: map[string]string{"sessionId": id}}
 }
@@ -262,7 +294,12 @@ func (s *liveSession) cancelTurn() {
 func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[acp.PromptResponse], error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return nil, unknownSession(p.SessionID)
+		return nil, b.notHere(p.SessionID)
+	}
+	if log := s.agent.Store.Log(); log != nil {
+		if err := lockedError(s.id, log.Err()); err != nil {
+			return nil, err
+		}
 	}
 	if b.loads.busy(p.SessionID) {
 		return nil, acp.InvalidParams("Invalid params: session %s is being loaded", p.SessionID)

@@ -133,6 +133,7 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (a
 	if mode != "" {
 		s.perm.setMode(mode)
 	}
+	restoreRules(s.perm.mem, events)
 	b.register(s)
 	return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
 }
@@ -150,15 +151,21 @@ func (b *Bridge) openLogged(id, cwd string) (*session.Store, error) {
 	if err != nil {
 		return nil, logError(id, "LOG_UNREADABLE", err)
 	}
-	ld, err := session.ReadLog(path)
+	// The lock comes first: a log another process writes is neither
+	// read half-written nor "repaired" under it.
+	ld, err := session.ReadLogLocked(path)
 	if err != nil {
 		var ce *session.CorruptError
 		if errors.As(err, &ce) {
 			return nil, logError(id, "LOG_CORRUPT", fmt.Errorf("%w; the file was left unchanged", err))
 		}
+		if le := lockedError(id, err); le != nil {
+			return nil, le
+		}
 		return nil, logError(id, "LOG_UNREADABLE", err)
 	}
 	if ld.Header.Cwd != cwd {
+		ld.Release()
 		return nil, cwdMismatch(cwd, ld.Header.Cwd)
 	}
 	dropped, synthetic := ld.Dropped(), ld.Synthetic
@@ -171,6 +178,24 @@ func (b *Bridge) openLogged(id, cwd string) (*session.Store, error) {
 			"backup", ld.Backup, "droppedBytes", dropped, "syntheticEvents", synthetic)
 	}
 	return session.NewLoggedStore(ld.Events, log, nil), nil
+}
+
+// lockedError is the -32603 error, with data {"reason": "LOG_LOCKED",
+// "pid": N}, of a session whose log another process holds (nil when err
+// is not that): it names that process, so the user knows where the
+// session is open.
+func lockedError(id string, err error) error {
+	var le *session.LockedError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	data := map[string]any{"reason": "LOG_LOCKED"}
+	if le.PID > 0 {
+		data["pid"] = le.PID
+	}
+	return &acp.Error{Code: acp.CodeInternalError,
+		Message: fmt.Sprintf("Internal error: session %s is open in another process: %v", id, le),
+		Data:    data}
 }
 
 func cwdMismatch(got, logged string) error {
@@ -203,6 +228,16 @@ func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Ev
 		}
 	}
 	return nil
+}
+
+// restoreRules puts the remembered permission answers logged in events
+// back into mem, oldest first (a later answer wins).
+func restoreRules(mem *permission.Memory, events []session.Event) {
+	for _, ev := range events {
+		if r, ok := ev.Data.(session.PermissionRule); ok {
+			mem.Restore(permission.Rule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+		}
+	}
 }
 
 // lastMode is the mode of the last ModeChange in events ("" when none or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -129,6 +130,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		preview = v
 	}
 	card := present.PermissionCard(p.s.view, b.cfg.Tools, ex.CallID, ex.Name, ex.Args, preview)
+	explain(&card, p.currentMode(), c)
 	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was
@@ -141,18 +143,51 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	switch res.Outcome.OptionID {
 	case "allow-always":
-		p.mem.Remember(c, true)
+		p.remember(c, true)
 		return next(ctx, ex)
 	case "allow-once":
 		return next(ctx, ex)
 	case "reject-always":
-		p.mem.Remember(c, false)
+		p.remember(c, false)
 	case "reject-once":
 	default:
 		b.log.Warn("unknown permission option; treating it as a reject", "optionId", res.Outcome.OptionID)
 	}
 	return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REJECTED",
 		Message: fmt.Sprintf("the user rejected this %s call; do not retry it unchanged, ask the user how to proceed", ex.Name)})
+}
+
+// remember stores an "always" answer in the session's memory and logs
+// what was stored (session.PermissionRule), so session/load restores it.
+func (p *permState) remember(c permission.Call, allow bool) {
+	r := p.mem.Remember(c, allow)
+	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+	if err := p.s.agent.Store.Flush(); err != nil {
+		p.b.log.Warn("could not flush the session log", "session", p.s.id, "err", err)
+	}
+}
+
+// explain adds to a permission card why the call asks on its own: the
+// real absolute paths it touches outside the project (also as the
+// card's locations, replacing the ones its arguments gave, which may
+// read "..") and the files it changes that run code.
+func explain(u *acp.ToolCallUpdate, mode string, c permission.Call) {
+	notes := permission.Explain(mode, c)
+	if len(notes) == 0 {
+		return
+	}
+	var locs []acp.ToolCallLocation
+	var lines []string
+	for _, n := range notes {
+		lines = append(lines, n.Text)
+		if n.Outside {
+			locs = append(locs, acp.ToolCallLocation{Path: n.Path})
+		}
+	}
+	if len(locs) > 0 {
+		u.Locations = locs
+	}
+	u.Content = append(u.Content, acp.TextContent(strings.Join(lines, "\n")))
 }
 
 // modeState is what session/new and session/load answer about modes.

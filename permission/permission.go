@@ -175,17 +175,9 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 // specialPaths are the resolved paths of c that ask on their own (see
 // Decide): outside the cwd, or running code.
 func specialPaths(mode string, c Call) []string {
-	out := outsidePaths(c)
-	if mode == ModeBypass || unasked(c.Class) {
-		return out
-	}
-	for _, p := range c.Paths {
-		if p == "" {
-			continue
-		}
-		if r := Resolve(c.Cwd, p); Inside(c.Cwd, r) && RunsCode(c.Cwd, r) {
-			out = append(out, r)
-		}
+	var out []string
+	for _, n := range Explain(mode, c) {
+		out = append(out, n.Path)
 	}
 	return out
 }
@@ -297,6 +289,40 @@ func outsidePaths(c Call) []string {
 		r := Resolve(c.Cwd, p)
 		if !Inside(c.Cwd, r) {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Note is one reason a call asks on its own, for the prompt (see Explain).
+type Note struct {
+	// Path is the real absolute path (resolved).
+	Path string
+	// Outside: Path lies outside the project; else it is a file that
+	// runs code (RunsCode).
+	Outside bool
+	// Text says it in a sentence.
+	Text string
+}
+
+// Explain returns, for a prompt, why c's paths ask on their own in mode:
+// each path outside the cwd (its real absolute path, whatever the
+// arguments spelled) and, but in bypassPermissions or for a read-only
+// call, each file that runs code. Nil when there is none.
+func Explain(mode string, c Call) []Note {
+	var out []Note
+	for _, p := range outsidePaths(c) {
+		out = append(out, Note{Path: p, Outside: true, Text: "Outside the project: " + p})
+	}
+	if mode == ModeBypass || unasked(c.Class) {
+		return out
+	}
+	for _, p := range c.Paths {
+		if p == "" {
+			continue
+		}
+		if r := Resolve(c.Cwd, p); Inside(c.Cwd, r) && RunsCode(c.Cwd, r) {
+			out = append(out, Note{Path: r, Text: "Runs code: " + r + " (git runs commands from .git/ config and hooks; direnv runs .envrc)"})
 		}
 	}
 	return out

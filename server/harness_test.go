@@ -27,6 +27,7 @@ type harness struct {
 	client *acpclient.Client
 	tr     *acptest.Transcript
 	conn   *acp.Conn
+	srv    *server.Server
 	in     *io.PipeWriter
 	cwd    string
 
@@ -79,7 +80,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: o.cwd}
+	h := &harness{t: t, tr: acptest.NewTranscript(), cwd: o.cwd, srv: srv}
 	if h.cwd == "" {
 		h.cwd = t.TempDir()
 	}

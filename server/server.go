@@ -146,6 +146,11 @@ func (s *Server) Tools() *tools.Registry { return s.reg }
 func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 
 // Close stops what the tools started: it ends every shell command and
-// background task (SIGTERM, then SIGKILL) and removes their spill files.
-// Call it once the connection is done; calling it again does nothing.
-func (s *Server) Close() { s.shell.Shutdown() }
+// background task (SIGTERM, then SIGKILL) and removes their spill files;
+// then it closes every session log, releasing its lock (another process
+// may then load the session). Call it once the connection is done;
+// calling it again does nothing.
+func (s *Server) Close() {
+	s.shell.Shutdown()
+	s.bridge.Close()
+}

@@ -135,6 +135,9 @@ func (h *harness) stop() {
 	case <-time.After(10 * time.Second):
 		h.t.Fatal("the agent did not stop")
 	}
+	// As the process exiting would: session logs closed, their locks
+	// released.
+	h.srv.Close()
 }
 
 // load sends session/load and returns the updates sent before the answer
@@ -542,9 +545,28 @@ func TestSessionLoadErrors(t *testing.T) {
 	}
 	h.cancelPrompt(sid, ch, 10*time.Second)
 
-	// A corrupt log: -32603, and the file is left as it was.
+	// Another server on the same state directory while this one holds
+	// the session: -32603 LOG_LOCKED naming the holder (here this very
+	// process; cmd/dsh-acp tests two processes), the log untouched.
 	path := logOf(t, state, sid)
 	data, _ := os.ReadFile(path)
+	hx := newHarness(t, harnessOpts{stateDir: state, cwd: cwd})
+	hx.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
+	for _, m := range []string{"session/load", "session/prompt"} {
+		code, msg := rpcError(t, hx, m, map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{},
+			"prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+		if code != -32603 || !strings.Contains(msg, fmt.Sprintf("pid %d", os.Getpid())) {
+			t.Errorf("%s of a session held elsewhere: %d %s", m, code, msg)
+		}
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(data) {
+		t.Error("the held log was changed")
+	}
+	hx.stop()
+	h.stop()
+
+	// A corrupt log: -32603, and the file is left as it was.
+	data, _ = os.ReadFile(path)
 	lines := strings.SplitAfter(string(data), "\n")
 	lines[2] = "{not json\n"
 	corrupt := strings.Join(lines, "")

@@ -187,6 +187,20 @@ type ModeChange struct {
 	ModeID string `json:"modeId"`
 }
 
+// PermissionRule records an "always" answer to a permission request
+// (allow_always: Allow true; reject_always: false), as the permission
+// memory stored it, so session/load restores it: Tool is the tool's
+// name; Paths are resolved absolute paths remembered for that tool;
+// Prefixes are shell command prefixes ("git status"); Whole means the
+// answer covers the tool itself.
+type PermissionRule struct {
+	Tool     string   `json:"tool"`
+	Allow    bool     `json:"allow"`
+	Paths    []string `json:"paths,omitempty"`
+	Prefixes []string `json:"prefixes,omitempty"`
+	Whole    bool     `json:"whole,omitempty"`
+}
+
 func (TurnStart) EventType() string        { return "turn/start" }
 func (TurnEnd) EventType() string          { return "turn/end" }
 func (StepStart) EventType() string        { return "step/start" }
@@ -203,6 +217,7 @@ func (Plan) EventType() string             { return "todo/write" }
 func (Title) EventType() string            { return "session/title" }
 func (ModeChange) EventType() string       { return "mode/change" }
 func (ContextMessage) EventType() string   { return "context/message" }
+func (PermissionRule) EventType() string   { return "permission/rule" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -220,6 +235,7 @@ func (Plan) Transient() bool             { return false }
 func (Title) Transient() bool            { return false }
 func (ModeChange) Transient() bool       { return false }
 func (ContextMessage) Transient() bool   { return false }
+func (PermissionRule) Transient() bool   { return false }
 
 // decoders maps an event type to a function returning a fresh payload.
 var decoders = map[string]func() Data{
@@ -239,6 +255,7 @@ var decoders = map[string]func() Data{
 	"session/title":     func() Data { return &Title{} },
 	"mode/change":       func() Data { return &ModeChange{} },
 	"context/message":   func() Data { return &ContextMessage{} },
+	"permission/rule":   func() Data { return &PermissionRule{} },
 }
 
 type wireEvent struct {
@@ -314,6 +331,8 @@ func deref(p Data) Data {
 	case *ModeChange:
 		return *v
 	case *ContextMessage:
+		return *v
+	case *PermissionRule:
 		return *v
 	}
 	return p

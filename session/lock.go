@@ -54,8 +54,14 @@ func Acquire(path string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: opening the lock of %s: %w", path, err)
 	}
-	for {
+	for try := 0; ; try++ {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) && try < 10 {
+			// Perhaps a Holder probe, which holds a shared lock for an
+			// instant: try again shortly.
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
@@ -100,4 +106,21 @@ func (l *Lock) Release() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// Holder reports whether a process holds the lock of the log at path,
+// and its pid (0 when unreadable), without taking the lock for more than
+// an instant (a shared lock, which Acquire waits out). A missing lock
+// file means no holder.
+func Holder(path string) (pid int, held bool) {
+	f, err := os.Open(LockPath(path))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return holder(f), true
+	}
+	return 0, false // closing f drops the shared lock
 }
