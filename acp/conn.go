@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,11 @@ type Conn struct {
 	base      context.Context
 	cancelAll context.CancelFunc
 
-	mu       sync.Mutex
-	inflight map[string]*inflight
+	mu sync.Mutex
+	// inflight are the requests being served, by id (JSON text); a
+	// client that reuses an id while the first request still runs has
+	// both listed, so a cancel reaches the one running.
+	inflight map[string][]*inflight
 	wg       sync.WaitGroup
 	nextID   atomic.Uint64
 
@@ -66,23 +70,28 @@ type inflight struct {
 	cancelledByRPC atomic.Bool
 }
 
-// NewConn starts serving h over r (the editor's messages) and w (ours).
-// Closing r's writer side (EOF) drains and closes the connection; see
-// [Conn.Done].
+// NewConn starts serving h over r (the editor's messages) and w (ours),
+// with the default Limits. Closing r's writer side (EOF) drains and
+// closes the connection; see [Conn.Done].
 func NewConn(r io.Reader, w io.Writer, h Handler, log *slog.Logger) *Conn {
-	c := newConn(r, w, log)
+	return NewConnLimits(r, w, h, log, Limits{})
+}
+
+// NewConnLimits is NewConn with the given Limits (zero fields: defaults).
+func NewConnLimits(r io.Reader, w io.Writer, h Handler, log *slog.Logger, lim Limits) *Conn {
+	c := newConn(r, w, log, lim)
 	c.start(h)
 	return c
 }
 
 // newConn returns a connection that does not read yet; start begins.
-func newConn(r io.Reader, w io.Writer, log *slog.Logger) *Conn {
+func newConn(r io.Reader, w io.Writer, log *slog.Logger, lim Limits) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{log: log, inflight: map[string]*inflight{}}
+	c := &Conn{log: log, inflight: map[string][]*inflight{}}
 	c.base, c.cancelAll = context.WithCancel(context.Background())
-	c.stream = newLineStream(r, w, log)
+	c.stream = newLineStream(r, w, log, lim)
 	c.stream.onEOF = c.drain
 	return c
 }
@@ -128,6 +137,8 @@ func (c *Conn) drain() {
 // returned when params cannot be encoded (nothing is written then) or
 // the write fails.
 func (c *Conn) Notify(method string, params any) error {
+	c.stream.enter()
+	defer c.stream.leave()
 	switch n := params.(type) {
 	case SessionNotification:
 		return c.stream.writeNotification(method, &n, nil)
@@ -149,7 +160,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	stop := context.AfterFunc(c.base, cancel)
 	defer stop()
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
+	c.stream.enter()
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	c.stream.leave()
 	if err != nil {
 		return fmt.Errorf("acp: %s: %w", method, err)
 	}
@@ -198,7 +211,7 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 	key := req.ID.String()
 	in := &inflight{cancel: cancel}
 	c.mu.Lock()
-	c.inflight[key] = in
+	c.inflight[key] = append(c.inflight[key], in)
 	c.mu.Unlock()
 	fn := c.h.PrepareRequest(ctx, req.Method, params)
 	c.wg.Add(1)
@@ -206,7 +219,10 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 		defer c.wg.Done()
 		defer func() {
 			c.mu.Lock()
-			delete(c.inflight, key)
+			c.inflight[key] = slices.DeleteFunc(c.inflight[key], func(x *inflight) bool { return x == in })
+			if len(c.inflight[key]) == 0 {
+				delete(c.inflight, key)
+			}
 			c.mu.Unlock()
 			cancel()
 		}()
@@ -241,6 +257,8 @@ type thenSlot struct {
 // reply writes the response and then runs what Then registered (only
 // after a successful result).
 func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error, then *thenSlot) {
+	c.stream.enter()
+	defer c.stream.leave()
 	ctx := context.Background()
 	if err != nil {
 		e := asError(err)
@@ -269,8 +287,10 @@ func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err erro
 	}
 }
 
-// cancelRequest handles `$/cancel_request`: the named request's context is
-// cancelled and it will be answered with -32800.
+// cancelRequest handles `$/cancel_request`: the context of the running
+// request with that id (every one, should the client have reused it
+// while one runs) is cancelled, and it will be answered with -32800. A
+// request with that id that has already finished is unaffected.
 func (c *Conn) cancelRequest(params json.RawMessage) {
 	var p CancelRequestNotification
 	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
@@ -286,12 +306,14 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 		key = strconv.Quote(s)
 	}
 	c.mu.Lock()
-	in := c.inflight[key]
+	running := slices.Clone(c.inflight[key])
 	c.mu.Unlock()
-	if in == nil {
+	if len(running) == 0 {
 		c.log.Debug("acp: $/cancel_request for a request that is not running", "id", key)
 		return
 	}
-	in.cancelledByRPC.Store(true)
-	in.cancel()
+	for _, in := range running {
+		in.cancelledByRPC.Store(true)
+		in.cancel()
+	}
 }

@@ -13,7 +13,13 @@ import (
 // serves every method through the method table. See [NewConn] for the
 // connection's life.
 func NewAgentConn(r io.Reader, w io.Writer, newAgent func(Client) Agent, log *slog.Logger) *Conn {
-	c := newConn(r, w, log)
+	return NewAgentConnLimits(r, w, newAgent, log, Limits{})
+}
+
+// NewAgentConnLimits is NewAgentConn with the given Limits (zero fields:
+// defaults).
+func NewAgentConnLimits(r io.Reader, w io.Writer, newAgent func(Client) Agent, log *slog.Logger, lim Limits) *Conn {
+	c := newConn(r, w, log, lim)
 	c.start(newAgentHandler(newAgent(c), c.log))
 	return c
 }

@@ -25,7 +25,7 @@ type envelope struct {
 // nothing.
 func TestNotifyDirectPath(t *testing.T) {
 	var out bytes.Buffer
-	s := newLineStream(strings.NewReader(""), &out, nil)
+	s := newLineStream(strings.NewReader(""), &out, nil, Limits{})
 	c := &Conn{stream: s}
 	g := &gen{r: rand.New(rand.NewPCG(5, 6))}
 	for i := range 300 {
@@ -72,7 +72,7 @@ func TestNotifyDirectPath(t *testing.T) {
 // its own order.
 func TestNotifyLinesDoNotInterleave(t *testing.T) {
 	r, w := io.Pipe()
-	s := newLineStream(strings.NewReader(""), w, nil)
+	s := newLineStream(strings.NewReader(""), w, nil, Limits{})
 	c := &Conn{stream: s}
 	const writers, each = 4, 200
 	var wg sync.WaitGroup

@@ -12,21 +12,68 @@ import (
 	"sync"
 )
 
+// DefaultMaxMessageBytes is the largest message the connection reads, in
+// bytes (64 MiB), unless Limits says otherwise: far above real prompts,
+// small enough that a hostile line cannot exhaust memory.
+const DefaultMaxMessageBytes = 64 << 20
+
+// DefaultMaxQueuedWrites is how many messages may be waiting to be
+// written (responses and notifications for a client that does not read
+// its input) before the connection stops reading new messages.
+const DefaultMaxQueuedWrites = 64
+
+// Limits bound what one connection holds in memory; a zero field means
+// its default.
+type Limits struct {
+	// MaxMessageBytes is the largest message read, in bytes, not
+	// counting its newline. A longer line is never held in memory: it is
+	// read through in pieces while only its "id" is kept, and answered
+	// with -32600 (a request: with its id; a response to one of our calls:
+	// that call fails; a notification: logged and dropped). Default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+	// MaxQueuedWrites is how many writes may wait for the output at once
+	// before reading pauses (backpressure), until the client reads again.
+	// Default DefaultMaxQueuedWrites.
+	MaxQueuedWrites int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxQueuedWrites <= 0 {
+		l.MaxQueuedWrites = DefaultMaxQueuedWrites
+	}
+	return l
+}
+
 // lineStream is the newline-delimited object stream under the JSON-RPC
 // connection (it implements jsonrpc2.ObjectStream). Reading: one message
-// per line, of any length; blank lines and a trailing \r are skipped; a
-// line that is not JSON is answered with -32700 and one that is not a
-// JSON-RPC message with -32600 (both with id null), and reading goes on.
-// Writing: each message is encoded once and written with a single Write
-// call under one mutex, so messages never interleave and keep the order
-// in which their writers were called.
+// per line, of at most Limits.MaxMessageBytes; blank lines and a trailing
+// \r are skipped; a line that is not JSON is answered with -32700 and one
+// that is not a JSON-RPC message with -32600 (both with id null), and
+// reading goes on; reading waits while more than Limits.MaxQueuedWrites
+// writes are waiting for the output. Writing: each message is encoded
+// once and written with a single Write call under one mutex, so messages
+// never interleave and keep the order in which their writers were called.
 type lineStream struct {
 	r   *bufio.Reader
 	log *slog.Logger
+	lim Limits
 
 	// onEOF runs on the read goroutine when the input ends, before
 	// ReadObject reports io.EOF; the connection uses it to drain.
 	onEOF func()
+
+	line []byte // the line being read, reused while small
+
+	// qmu guards queued and stopped; room is signalled when queued drops
+	// to the limit or the stream closes.
+	qmu     sync.Mutex
+	room    *sync.Cond
+	queued  int
+	stopped bool
 
 	wmu sync.Mutex
 	w   io.Writer
@@ -43,22 +90,27 @@ type lineStream struct {
 	closer func() error
 }
 
-func newLineStream(r io.Reader, w io.Writer, log *slog.Logger) *lineStream {
-	s := &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log}
+func newLineStream(r io.Reader, w io.Writer, log *slog.Logger, lim Limits) *lineStream {
+	s := &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log, lim: lim.withDefaults()}
+	s.room = sync.NewCond(&s.qmu)
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	s.nenc = json.NewEncoder(&s.nbuf)
 	return s
 }
 
-// ReadObject reads the next valid JSON-RPC message into v. Invalid lines
-// are answered and skipped. At the end of input it calls onEOF and
-// returns io.EOF.
+// ReadObject reads the next valid JSON-RPC message into v. Invalid and
+// oversized lines are answered and skipped. At the end of input it calls
+// onEOF and returns io.EOF.
 func (s *lineStream) ReadObject(v any) error {
 	for {
-		line, err := s.r.ReadBytes('\n')
-		line = bytes.TrimSpace(line)
-		if len(line) > 0 {
+		s.waitRoom()
+		line, over, err := s.readLine()
+		if over != nil {
+			if s.refuse(over, v) {
+				return nil
+			}
+		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			if s.accept(line) {
 				if uerr := json.Unmarshal(line, v); uerr == nil {
 					return nil
@@ -78,6 +130,315 @@ func (s *lineStream) ReadObject(v any) error {
 			return err
 		}
 	}
+}
+
+// oversized is what is known of a line longer than MaxMessageBytes.
+type oversized struct {
+	size int64 // its length in bytes, newline excluded
+	scan msgScan
+}
+
+// readLine reads one line, without its newline. A line longer than
+// MaxMessageBytes is read through in buffer-sized pieces, never held:
+// only its size and top-level "id" are kept (over is then non-nil and
+// line nil). err is the read error that ended the line (io.EOF for a last
+// line without newline).
+func (s *lineStream) readLine() (line []byte, over *oversized, err error) {
+	if cap(s.line) > maxKeptBuffer {
+		s.line = nil // do not keep a big line's buffer alive
+	}
+	s.line = s.line[:0]
+	var size int64
+	for {
+		chunk, rerr := s.r.ReadSlice('\n')
+		body := chunk
+		if rerr == nil {
+			body = chunk[:len(chunk)-1]
+		}
+		size += int64(len(body))
+		switch {
+		case over != nil:
+			over.scan.feed(body)
+		case size > s.lim.MaxMessageBytes:
+			over = &oversized{}
+			over.scan.feed(s.line)
+			over.scan.feed(body)
+			s.line = nil
+		default:
+			if need := len(s.line) + len(body); need > cap(s.line) {
+				// Double (append grows big slices by 1.25x, which
+				// allocates several times a long line in all).
+				grown := make([]byte, len(s.line), max(need, 2*cap(s.line), 4096))
+				copy(grown, s.line)
+				s.line = grown
+			}
+			s.line = append(s.line, body...)
+		}
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			continue
+		}
+		if over != nil {
+			over.size = size
+			return nil, over, rerr
+		}
+		return s.line, nil, rerr
+	}
+}
+
+// refuse answers an oversized line: a request gets -32600 with its id, a
+// notification is logged and dropped, a response to one of our calls is
+// turned into an error response decoded into v (so that call fails; it
+// reports true), anything else gets -32600 with id null.
+func (s *lineStream) refuse(o *oversized, v any) bool {
+	msg := fmt.Sprintf("the message is %d bytes, more than the limit of %d bytes (--max-message-size); it was not read", o.size, s.lim.MaxMessageBytes)
+	sc := &o.scan
+	s.log.Warn("acp: message too large", "bytes", o.size, "limit", s.lim.MaxMessageBytes, "id", string(sc.id), "method", sc.method)
+	id := sc.id
+	if !validID(id) {
+		id = nil
+	}
+	switch {
+	case sc.method && id == nil && sc.idSeen:
+		s.replyError(CodeInvalidRequest, "Invalid request: "+msg)
+	case sc.method && id == nil:
+		// A notification: there is no one to answer.
+	case sc.method:
+		s.reply(id, CodeInvalidRequest, "Invalid request: "+msg)
+	case (sc.result || sc.errorKey) && id != nil:
+		resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, id, CodeInvalidRequest, "the editor's answer was not accepted: "+msg)
+		if json.Unmarshal([]byte(resp), v) == nil {
+			return true
+		}
+	default:
+		s.replyError(CodeInvalidRequest, "Invalid request: "+msg)
+	}
+	return false
+}
+
+// reply writes a JSON-RPC error response with the raw id.
+func (s *lineStream) reply(id json.RawMessage, code int, msg string) {
+	s.enter()
+	defer s.leave()
+	if err := s.WriteObject(errorReply{JSONRPC: "2.0", ID: id, Error: Error{Code: code, Message: msg}}); err != nil {
+		s.log.Warn("acp: could not answer an oversized message", "err", err)
+	}
+}
+
+// errorReply is a JSON-RPC error response with a raw id.
+type errorReply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   Error           `json:"error"`
+}
+
+// waitRoom waits while more than MaxQueuedWrites writes wait for the
+// output (the client is not reading what we write); it returns at once
+// once the stream is closed.
+func (s *lineStream) waitRoom() {
+	s.qmu.Lock()
+	for s.queued > s.lim.MaxQueuedWrites && !s.stopped {
+		s.room.Wait()
+	}
+	s.qmu.Unlock()
+}
+
+// enter and leave count a writer waiting for (or inside) a write: every
+// message we send is counted from when it is ready until it is written
+// (Conn counts its replies, notifications and calls; the stream its own
+// error answers), however the JSON-RPC library serialises the writes.
+func (s *lineStream) enter() {
+	s.qmu.Lock()
+	s.queued++
+	s.qmu.Unlock()
+}
+
+func (s *lineStream) leave() {
+	s.qmu.Lock()
+	s.queued--
+	if s.queued <= s.lim.MaxQueuedWrites {
+		s.room.Broadcast()
+	}
+	s.qmu.Unlock()
+}
+
+// msgScan finds, in the bytes of a JSON object fed piece by piece, which
+// top-level members it has ("method", "result", "error") and the raw
+// value of "id" (at most maxIDBytes), keeping nothing else: a
+// streaming scan of strings, escapes and nesting.
+type msgScan struct {
+	state int // see the scan* constants
+	depth int // nesting inside the current value
+	inStr bool
+	esc   bool
+	key   []byte
+	keyOK bool // key is short enough to be one we look for
+	isID  bool // the value being read is "id"'s
+	val   []byte
+	valOK bool
+
+	id                       json.RawMessage
+	idSeen                   bool
+	method, result, errorKey bool
+}
+
+// maxIDBytes bounds the raw id kept.
+const maxIDBytes = 128
+
+const (
+	scanStart   = iota // before '{'
+	scanKey            // before a key (or '}')
+	scanInKey          // inside a key string
+	scanColon          // after a key
+	scanValue          // before a value
+	scanInValue        // inside a value
+	scanComma          // after a value
+	scanDone           // the object ended, or it is not one
+)
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func (m *msgScan) feed(b []byte) {
+	for _, c := range b {
+		switch m.state {
+		case scanStart:
+			if isSpace(c) {
+				continue
+			}
+			m.state = scanDone
+			if c == '{' {
+				m.state = scanKey
+			}
+		case scanKey:
+			if isSpace(c) {
+				continue
+			}
+			m.state = scanDone
+			if c == '"' {
+				m.state, m.key, m.keyOK, m.esc = scanInKey, m.key[:0], true, false
+			}
+		case scanInKey:
+			switch {
+			case m.esc:
+				m.esc = false
+			case c == '\\':
+				m.esc, m.keyOK = true, false // no key we look for has escapes
+			case c == '"':
+				m.state = scanColon
+				continue
+			}
+			if m.keyOK && len(m.key) < 8 {
+				m.key = append(m.key, c)
+			} else {
+				m.keyOK = false
+			}
+		case scanColon:
+			if isSpace(c) {
+				continue
+			}
+			m.state = scanDone
+			if c == ':' {
+				m.state = scanValue
+				k := ""
+				if m.keyOK {
+					k = string(m.key)
+				}
+				m.isID = k == "id"
+				m.idSeen = m.idSeen || m.isID
+				m.method = m.method || k == "method"
+				m.result = m.result || k == "result"
+				m.errorKey = m.errorKey || k == "error"
+				m.val, m.valOK = m.val[:0], true
+			}
+		case scanValue:
+			if isSpace(c) {
+				continue
+			}
+			m.state, m.depth, m.inStr, m.esc = scanInValue, 0, false, false
+			switch c {
+			case '"':
+				m.inStr = true
+			case '{', '[':
+				m.depth = 1
+			}
+			m.add(c)
+		case scanInValue:
+			if m.inStr {
+				m.add(c)
+				switch {
+				case m.esc:
+					m.esc = false
+				case c == '\\':
+					m.esc = true
+				case c == '"':
+					m.inStr = false
+					if m.depth == 0 {
+						m.end()
+						m.state = scanComma
+					}
+				}
+				continue
+			}
+			if m.depth > 0 {
+				m.add(c)
+				switch c {
+				case '"':
+					m.inStr = true
+				case '{', '[':
+					m.depth++
+				case '}', ']':
+					if m.depth--; m.depth == 0 {
+						m.end()
+						m.state = scanComma
+					}
+				}
+				continue
+			}
+			// A number, true, false or null.
+			switch {
+			case c == ',':
+				m.end()
+				m.state = scanKey
+			case c == '}':
+				m.end()
+				m.state = scanDone
+			case isSpace(c):
+				m.end()
+				m.state = scanComma
+			default:
+				m.add(c)
+			}
+		case scanComma:
+			if isSpace(c) {
+				continue
+			}
+			m.state = scanDone
+			if c == ',' {
+				m.state = scanKey
+			}
+		case scanDone:
+			return
+		}
+	}
+}
+
+// add keeps c of "id"'s value, up to maxIDBytes.
+func (m *msgScan) add(c byte) {
+	if !m.isID || !m.valOK {
+		return
+	}
+	if len(m.val) >= maxIDBytes {
+		m.valOK = false
+		return
+	}
+	m.val = append(m.val, c)
+}
+
+// end closes a value: "id"'s is kept when it fit.
+func (m *msgScan) end() {
+	if m.isID && m.valOK {
+		m.id = append(json.RawMessage(nil), m.val...)
+	}
+	m.isID = false
 }
 
 // accept checks that line is one JSON-RPC message the library can decode;
@@ -161,6 +522,8 @@ type errorLine struct {
 }
 
 func (s *lineStream) replyError(code int, msg string) {
+	s.enter()
+	defer s.leave()
 	s.log.Warn("acp: bad input line", "code", code, "message", msg)
 	if err := s.WriteObject(errorLine{JSONRPC: "2.0", Error: Error{Code: code, Message: msg}}); err != nil {
 		s.log.Warn("acp: could not answer a bad line", "err", err)
@@ -228,8 +591,13 @@ func (s *lineStream) writeNotification(method string, n *SessionNotification, pa
 	return err
 }
 
-// Close stops writing; the underlying files belong to the caller.
+// Close stops writing (and wakes a read waiting for room); the
+// underlying files belong to the caller.
 func (s *lineStream) Close() error {
+	s.qmu.Lock()
+	s.stopped = true
+	s.room.Broadcast()
+	s.qmu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.closed = true
