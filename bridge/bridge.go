@@ -39,7 +39,10 @@ type Config struct {
 	// StateDir is where session logs are kept (INTERFACE.md, State); ""
 	// keeps sessions in memory only (nothing to list or load from disk).
 	StateDir string
-	Log      *slog.Logger
+	// Limits bound the connection's memory (message size, queued
+	// writes); zero fields mean acp's defaults.
+	Limits acp.Limits
+	Log    *slog.Logger
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -96,10 +99,10 @@ var (
 // Serve starts serving the editor on r/w and returns the connection; wait
 // on its Done channel.
 func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
-	return acp.NewAgentConn(r, w, func(c acp.Client) acp.Agent {
+	return acp.NewAgentConnLimits(r, w, func(c acp.Client) acp.Agent {
 		b.client = c
 		return b
-	}, b.log)
+	}, b.log, b.cfg.Limits)
 }
 
 // Close closes the log of every session open here (their turns have

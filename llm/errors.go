@@ -15,6 +15,7 @@ const (
 	CodeInvalidRequest  = "INVALID_REQUEST"    // HTTP 400
 	CodeServer          = "SERVER"             // HTTP 500 and above (after retries)
 	CodeConnection      = "CONNECTION"         // no response at all (after retries)
+	CodeIdleTimeout     = "IDLE_TIMEOUT"       // the endpoint sent nothing for HTTP.IdleTimeout (after retries)
 	CodeEmptyResponse   = "EMPTY_RESPONSE"     // 2xx with an empty body
 	CodeStreamClosed    = "STREAM_CLOSED"      // the stream ended or broke before [DONE]
 	CodeMalformed       = "MALFORMED_RESPONSE" // an event payload that is not a JSON chunk

@@ -3,6 +3,8 @@ package llm
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +18,10 @@ const (
 	DefaultUserAgent     = "dsh-acp/dev"
 	DefaultMaxAttempts   = 3
 	DefaultMaxRetryAfter = 30 * time.Second
+	// DefaultIdleTimeout is how long the endpoint may send nothing (no
+	// response headers, no byte of the body) before the request is
+	// given up (--model-idle-timeout).
+	DefaultIdleTimeout = 120 * time.Second
 )
 
 // errorBodyLimit bounds, in bytes, how much of a failed response is read.
@@ -44,6 +50,11 @@ type HTTP struct {
 	MaxAttempts int
 	// MaxRetryAfter caps the wait a Retry-After header may ask for; 0 means 30 s.
 	MaxRetryAfter time.Duration
+	// IdleTimeout is how long the endpoint may send nothing at all (while
+	// the response headers are awaited, and between any two reads of the
+	// body; keep-alive comments count) before the attempt ends with
+	// IDLE_TIMEOUT; 0 means DefaultIdleTimeout, a negative value none.
+	IdleTimeout time.Duration
 }
 
 // Stream sends req and streams the answer (see Client). 429, 5xx and
@@ -54,8 +65,12 @@ type HTTP struct {
 // Errors (*Error): NO_API_KEY without a request when APIKey is empty;
 // AUTH, RATE_LIMIT, INVALID_REQUEST, SERVER or HTTP_<n> for a non-2xx status
 // (Message is the body's error.message, else "model endpoint error (HTTP n)");
-// CONNECTION when no response came; EMPTY_RESPONSE for a 2xx with no body;
-// the ParseStream errors; CANCELLED (unwrapping to ctx.Err()) when ctx ends.
+// CONNECTION when no response came; IDLE_TIMEOUT when the endpoint sent
+// nothing for IdleTimeout (retried like a failed connection while no
+// delta has reached onDelta; once one has, the answer cannot be taken
+// back and the error is returned); EMPTY_RESPONSE for a 2xx with no
+// body; the ParseStream errors; CANCELLED (unwrapping to ctx.Err()) when
+// ctx ends, at once, whatever the idle timer.
 func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	if h.APIKey == "" {
 		return nil, &Error{Code: CodeNoAPIKey,
@@ -85,45 +100,20 @@ func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta f
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
-	for attempt := 1; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, &Error{Code: CodeConfig, Message: "invalid model base URL: " + err.Error(), Err: err}
+	streamed := false // a delta reached onDelta: no more retries
+	seen := func(d Delta) {
+		streamed = true
+		if onDelta != nil {
+			onDelta(d)
 		}
-		hreq.Header.Set("Authorization", "Bearer "+h.APIKey)
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "text/event-stream")
-		hreq.Header.Set("User-Agent", h.userAgent())
-		log.Debug("model request", "url", url, "attempt", attempt, "bytes", len(body))
-
-		resp, err := h.client().Do(hreq)
-		var failure *Error
-		var retryAfter time.Duration
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, cancelled(ctx)
-			}
-			failure = &Error{Code: CodeConnection, Retryable: true, Err: err,
-				Message: "cannot reach the model endpoint: " + err.Error()}
-		case resp.StatusCode < 200 || resp.StatusCode > 299:
-			b, rerr := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-			_ = resp.Body.Close()
-			if rerr != nil && ctx.Err() != nil {
-				return nil, cancelled(ctx)
-			}
-			if rec != nil {
-				rec.writeBody(b)
-			}
-			failure = httpError(resp.StatusCode, b)
-			retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		default:
-			defer resp.Body.Close()
-			var r io.Reader = resp.Body
-			if rec != nil {
-				r = io.TeeReader(r, rec.body())
-			}
-			return parseBody(ctx, r, onDelta)
+	}
+	for attempt := 1; ; attempt++ {
+		res, failure, retryAfter, final := h.attempt(ctx, url, body, attempt, rec, seen)
+		if failure == nil {
+			return res, nil
+		}
+		if final || streamed || failure.Code == CodeCancelled {
+			return res, failure
 		}
 		if !failure.Retryable || attempt >= maxAttempts {
 			return nil, failure
@@ -138,6 +128,133 @@ func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta f
 			return nil, cancelled(ctx)
 		}
 	}
+}
+
+// errIdle is the cause of an attempt ended by the idle timer.
+var errIdle = errors.New("model endpoint idle")
+
+// attempt makes one request. It returns the parsed response (or what was
+// assembled before a failure of the body), or the failure with its
+// Retry-After wait; final reports a failure that must not be retried: a
+// 2xx body that failed other than by the idle timer. The attempt's
+// context ends when ctx does and when the endpoint sends nothing for the
+// idle timeout (an idle watch reset by every read).
+func (h HTTP) attempt(ctx context.Context, url string, body []byte, attempt int, rec *recording, onDelta func(Delta)) (res *Response, failure *Error, retryAfter time.Duration, final bool) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := h.idleTimeout()
+	watch := newIdleWatch(idle, func() { cancel(errIdle) })
+	defer watch.stop()
+	idleErr := func() *Error {
+		if ctx.Err() == nil && errors.Is(context.Cause(actx), errIdle) {
+			return &Error{Code: CodeIdleTimeout, Retryable: true, Err: errIdle,
+				Message: fmt.Sprintf("the model endpoint sent nothing for %g s (--model-idle-timeout); the request was given up", idle.Seconds())}
+		}
+		return nil
+	}
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Code: CodeConfig, Message: "invalid model base URL: " + err.Error(), Err: err}, 0, true
+	}
+	hreq.Header.Set("Authorization", "Bearer "+h.APIKey)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", h.userAgent())
+	h.logger().Debug("model request", "url", url, "attempt", attempt, "bytes", len(body))
+
+	resp, err := h.client().Do(hreq)
+	switch {
+	case err != nil:
+		if ie := idleErr(); ie != nil {
+			return nil, ie, 0, false
+		}
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx), 0, true
+		}
+		return nil, &Error{Code: CodeConnection, Retryable: true, Err: err,
+			Message: "cannot reach the model endpoint: " + err.Error()}, 0, false
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		b, rerr := io.ReadAll(io.LimitReader(watch.reader(resp.Body), errorBodyLimit))
+		_ = resp.Body.Close()
+		if ie := idleErr(); ie != nil {
+			return nil, ie, 0, false
+		}
+		if rerr != nil && ctx.Err() != nil {
+			return nil, cancelled(ctx), 0, true
+		}
+		if rec != nil {
+			rec.writeBody(b)
+		}
+		return nil, httpError(resp.StatusCode, b), parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), false
+	}
+	defer resp.Body.Close()
+	var r io.Reader = watch.reader(resp.Body)
+	if rec != nil {
+		r = io.TeeReader(r, rec.body())
+	}
+	res, err = parseBody(ctx, r, onDelta)
+	if ie := idleErr(); ie != nil {
+		// Retried unless a delta was streamed (the caller knows).
+		return res, ie, 0, false
+	}
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: CodeStreamClosed, Message: err.Error(), Err: err}
+		}
+		return res, e, 0, true
+	}
+	return res, nil, 0, false
+}
+
+// idleWatch calls fire when reset has not been called for d (d <= 0:
+// never).
+type idleWatch struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func newIdleWatch(d time.Duration, fire func()) *idleWatch {
+	w := &idleWatch{d: d}
+	if d > 0 {
+		w.t = time.AfterFunc(d, fire)
+	}
+	return w
+}
+
+func (w *idleWatch) reset() {
+	if w.t != nil {
+		w.t.Reset(w.d)
+	}
+}
+
+func (w *idleWatch) stop() {
+	if w.t != nil {
+		w.t.Stop()
+	}
+}
+
+// reader returns r with every read that returns bytes resetting w.
+func (w *idleWatch) reader(r io.Reader) io.Reader { return idleReader{r: r, w: w} }
+
+type idleReader struct {
+	r io.Reader
+	w *idleWatch
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.w.reset()
+	}
+	return n, err
+}
+
+func (h HTTP) idleTimeout() time.Duration {
+	if h.IdleTimeout == 0 {
+		return DefaultIdleTimeout
+	}
+	return h.IdleTimeout
 }
 
 func (h HTTP) baseURL() string {

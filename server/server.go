@@ -55,6 +55,11 @@ type Options struct {
 	Log *slog.Logger
 	// Version is the agent's version, sent as agentInfo.version.
 	Version string
+	// MaxMessageBytes is the largest ACP message read from the editor, in
+	// bytes (--max-message-size); <= 0 means acp.DefaultMaxMessageBytes
+	// (64 MiB). A longer message is answered with an error without being
+	// held in memory.
+	MaxMessageBytes int64
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
@@ -121,6 +126,7 @@ func New(o Options) (*Server, error) {
 		Mode:             o.Mode,
 		StateDir:         o.StateDir,
 		Log:              o.Log,
+		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 	})
 	// The permission step is the chain's only middleware: every call the
 	// agent makes passes it before the registry validates and runs it.

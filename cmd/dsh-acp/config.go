@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"log/slog"
 
@@ -36,6 +37,11 @@ type config struct {
 	LocationLineBase int // -1: per client
 	Sandbox          sandbox.Config
 	ShowVersion      bool
+	// MaxMessageBytes is the largest ACP message read, in bytes.
+	MaxMessageBytes int64
+	// ModelIdleTimeout ends a model request that sends nothing for that
+	// long; 0 means never.
+	ModelIdleTimeout time.Duration
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -72,6 +78,8 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	sandboxMode := fs.String("sandbox", get("DSH_SANDBOX", string(sandbox.WorkspaceWrite)), "how shell commands are confined: workspace-write, read-only, off (env DSH_SANDBOX)")
 	sandboxNet := fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit")
+	maxMessage := fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
+	idle := fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
 		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n\nFlags:\n")
@@ -119,6 +127,12 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	default:
 		return c, fmt.Errorf("--location-line-base (or DSH_LOCATION_LINE_BASE) must be 0 or 1, got %q", *lineBase)
 	}
+	if c.MaxMessageBytes, err = parseSize(*maxMessage); err != nil || c.MaxMessageBytes < 1024 {
+		return c, fmt.Errorf("--max-message-size (or DSH_MAX_MESSAGE_SIZE) must be a size of at least 1KiB (e.g. 64MiB), got %q", *maxMessage)
+	}
+	if c.ModelIdleTimeout, err = parseTimeout(*idle); err != nil {
+		return c, fmt.Errorf("--model-idle-timeout (or DSH_MODEL_IDLE_TIMEOUT) must be a duration (e.g. 120s, 5m) or 0, got %q", *idle)
+	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
 	}
@@ -146,6 +160,54 @@ func stateDir(get func(string, string) string) string {
 		return filepath.Join(os.TempDir(), "dsh-acp-state")
 	}
 	return filepath.Join(home, ".local", "state", "dsh-acp")
+}
+
+// parseSize reads a size in bytes: digits, optionally followed by K, M
+// or G (powers of 1024; "KiB", "KB", "k" and the like are accepted too).
+func parseSize(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	num, unit := v, ""
+	if i >= 0 {
+		num, unit = v[:i], strings.ToLower(strings.TrimSpace(v[i:]))
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	shift := 0
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
+	case "":
+		if unit != "" && unit != "b" {
+			return 0, fmt.Errorf("unknown unit %q", unit)
+		}
+	case "k":
+		shift = 10
+	case "m":
+		shift = 20
+	case "g":
+		shift = 30
+	default:
+		return 0, fmt.Errorf("unknown unit %q", unit)
+	}
+	if n > (1<<62)>>shift {
+		return 0, errors.New("too large")
+	}
+	return n << shift, nil
+}
+
+// parseTimeout reads a duration ("120s", "5m", "1m30s") or a number of
+// seconds; "0" means none.
+func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err == nil && d < 0 {
+		err = errors.New("negative")
+	}
+	return d, err
 }
 
 // errReported is a flag error the flag package has already printed.

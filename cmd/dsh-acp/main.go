@@ -95,6 +95,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Sandbox:  cfg.Sandbox,
 		Log:      log,
 		Version:  version,
+
+		MaxMessageBytes: cfg.MaxMessageBytes,
 	}
 	if cfg.LocationLineBase >= 0 {
 		base := cfg.LocationLineBase
@@ -109,6 +111,10 @@ func modelClient(cfg config, log *slog.Logger) llm.Client {
 		log.Info("replaying model responses", "dir", cfg.Replay)
 		return llm.NewReplay(cfg.Replay)
 	}
+	idle := cfg.ModelIdleTimeout
+	if idle == 0 {
+		idle = -1 // llm.HTTP: none
+	}
 	return llm.HTTP{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, RecordDir: cfg.Record,
-		UserAgent: "dsh-acp/" + version, Logger: log}
+		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle}
 }

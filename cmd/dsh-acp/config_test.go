@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimitFlags: --max-message-size and --model-idle-timeout, their
+// variables and defaults (64 MiB, 120 s), and bad values refused.
+func TestLimitFlags(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	c, err := parseConfig(nil, env(nil), io.Discard)
+	if err != nil || c.MaxMessageBytes != 64<<20 || c.ModelIdleTimeout != 120*time.Second {
+		t.Fatalf("defaults: %d %v %v", c.MaxMessageBytes, c.ModelIdleTimeout, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		size int64
+		idle time.Duration
+	}{
+		{[]string{"--max-message-size", "1MiB", "--model-idle-timeout", "5m"}, nil, 1 << 20, 5 * time.Minute},
+		{[]string{"--max-message-size=2048"}, nil, 2048, 120 * time.Second},
+		{nil, map[string]string{"DSH_MAX_MESSAGE_SIZE": "3G", "DSH_MODEL_IDLE_TIMEOUT": "30"}, 3 << 30, 30 * time.Second},
+		{[]string{"--model-idle-timeout", "0"}, map[string]string{"DSH_MODEL_IDLE_TIMEOUT": "9s"}, 64 << 20, 0},
+		{[]string{"--max-message-size", "512 KiB"}, nil, 512 << 10, 120 * time.Second},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.MaxMessageBytes != tc.size || c.ModelIdleTimeout != tc.idle {
+			t.Errorf("%q %v: %d %v %v, want %d %v", tc.args, tc.env, c.MaxMessageBytes, c.ModelIdleTimeout, err, tc.size, tc.idle)
+		}
+	}
+	for _, args := range [][]string{
+		{"--max-message-size", "12"}, {"--max-message-size", "lots"}, {"--max-message-size", "5TB"},
+		{"--model-idle-timeout", "-1s"}, {"--model-idle-timeout", "soon"},
+	} {
+		if _, err := parseConfig(args, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "")) {
+			t.Errorf("%q: %v, want an error naming the flag", args, err)
+		}
+	}
+}
