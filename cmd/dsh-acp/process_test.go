@@ -70,8 +70,15 @@ type proc struct {
 
 func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
+	return startProcWith(t, nil, args...)
+}
+
+// startProcWith is startProc with env added (it wins over the defaults:
+// e.g. a DSH_STATE_DIR shared by two processes).
+func startProcWith(t testing.TB, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+t.TempDir(), "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	cmd.Env = append(append(os.Environ(), "DSH_STATE_DIR="+t.TempDir(), "DSH_API_KEY=", "DEEPSEEK_API_KEY="), env...)
 	return startCmd(t, cmd)
 }
 
