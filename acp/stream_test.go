@@ -231,7 +231,7 @@ type blockingHandler struct {
 }
 
 func (b *blockingHandler) HandleNotification(context.Context, string, json.RawMessage) {}
-func (b *blockingHandler) Shutdown()                                                 {}
+func (b *blockingHandler) Shutdown()                                                   {}
 func (b *blockingHandler) PrepareRequest(_ context.Context, method string, _ json.RawMessage) RequestFunc {
 	return func(ctx context.Context) (any, error) {
 		b.mu.Lock()
