@@ -63,6 +63,7 @@ type Conn struct {
 	nextID   atomic.Uint64
 
 	drainOnce sync.Once
+	draining  bool // guarded by mu; set once drain begins
 }
 
 type inflight struct {
@@ -118,6 +119,9 @@ func (c *Conn) Shutdown() {
 // most DrainTimeout) for the requests already read to be answered.
 func (c *Conn) drain() {
 	c.drainOnce.Do(func() {
+		c.mu.Lock()
+		c.draining = true
+		c.mu.Unlock()
 		c.cancelAll()
 		c.h.Shutdown()
 		done := make(chan struct{})
@@ -166,8 +170,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		return fmt.Errorf("acp: %s: %w", method, err)
 	}
-	err = w.Wait(ctx, result)
+	var raw json.RawMessage
+	err = w.Wait(ctx, &raw)
 	if err == nil {
+		if raw = c.stream.resolve(raw); result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(raw, result); err != nil {
+			return fmt.Errorf("acp: %s: decoding the answer: %w", method, err)
+		}
 		return nil
 	}
 	var rerr *jsonrpc2.Error
@@ -195,7 +206,7 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 	c := h.c
 	var params json.RawMessage
 	if req.Params != nil {
-		params = *req.Params
+		params = c.stream.resolve(*req.Params)
 	}
 	if req.Notif {
 		if req.Method == MethodCancelRequest {
@@ -211,10 +222,18 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 	key := req.ID.String()
 	in := &inflight{cancel: cancel}
 	c.mu.Lock()
+	if c.draining {
+		// Read after Shutdown began (it does not stop the reader at
+		// once): answered now, without joining what drain waits for.
+		c.mu.Unlock()
+		cancel()
+		c.reply(rc, req, nil, &Error{Code: CodeInternalError, Message: "Internal error: the agent is shutting down"})
+		return
+	}
+	c.wg.Add(1) // under mu: never concurrent with drain's Wait
 	c.inflight[key] = append(c.inflight[key], in)
 	c.mu.Unlock()
 	fn := c.h.PrepareRequest(ctx, req.Method, params)
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer func() {

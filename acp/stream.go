@@ -3,11 +3,14 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -68,6 +71,8 @@ type lineStream struct {
 
 	line []byte // the line being read, reused while small
 
+	aside aside // big params and results kept out of the JSON-RPC library
+
 	// qmu guards queued and stopped; room is signalled when queued drops
 	// to the limit or the stream closes.
 	qmu     sync.Mutex
@@ -92,6 +97,7 @@ type lineStream struct {
 
 func newLineStream(r io.Reader, w io.Writer, log *slog.Logger, lim Limits) *lineStream {
 	s := &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log, lim: lim.withDefaults()}
+	s.aside.init(2 * s.lim.MaxMessageBytes)
 	s.room = sync.NewCond(&s.qmu)
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
@@ -112,7 +118,13 @@ func (s *lineStream) ReadObject(v any) error {
 			}
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			if s.accept(line) {
-				if uerr := json.Unmarshal(line, v); uerr == nil {
+				uerr := json.Unmarshal(s.setAside(line), v)
+				if cap(s.line) > maxKeptBuffer {
+					// v holds its own copy: let a big line's buffer go
+					// now rather than at the next read.
+					s.line = nil
+				}
+				if uerr == nil {
 					return nil
 				} else {
 					s.log.Warn("acp: message rejected", "err", uerr)
@@ -130,6 +142,92 @@ func (s *lineStream) ReadObject(v any) error {
 			return err
 		}
 	}
+}
+
+// setAside returns line, or, for a line over maxKeptBuffer whose
+// top-level "params" or "result" is most of it, a copy with that value
+// replaced by a placeholder (a string naming it in s.aside): the JSON-RPC
+// library decodes params generically and encodes them again, which costs
+// several copies of a big message; the Conn takes the value back with
+// resolve. The value itself is not copied: it stays in line, whose buffer
+// is never reused once this big.
+func (s *lineStream) setAside(line []byte) []byte {
+	if len(line) <= maxKeptBuffer {
+		return line
+	}
+	var m msgScan
+	m.feed(line)
+	if m.bodyEnd == 0 || m.bodyEnd-m.bodyStart < int64(len(line))/2 {
+		return line
+	}
+	ph := s.aside.put(json.RawMessage(line[m.bodyStart:m.bodyEnd]))
+	out := make([]byte, 0, int64(len(line))-(m.bodyEnd-m.bodyStart)+int64(len(ph)))
+	out = append(out, line[:m.bodyStart]...)
+	out = append(out, ph...)
+	return append(out, line[m.bodyEnd:]...)
+}
+
+// resolve returns the value a placeholder of setAside stands for (and
+// forgets it), or raw itself when it is none.
+func (s *lineStream) resolve(raw json.RawMessage) json.RawMessage {
+	return s.aside.take(raw)
+}
+
+// aside holds values set aside by setAside until the Conn takes them;
+// at most limit bytes, the oldest forgotten first (a response nobody
+// waits for any more is never taken).
+type aside struct {
+	mu     sync.Mutex
+	prefix string // `"dsh-acp-aside:<random>:`, so a client cannot forge one
+	next   int
+	vals   map[string]json.RawMessage
+	order  []string
+	bytes  int64
+	limit  int64
+}
+
+func (a *aside) init(limit int64) {
+	var r [12]byte
+	_, _ = rand.Read(r[:])
+	a.prefix = `"dsh-acp-aside:` + hex.EncodeToString(r[:]) + ":"
+	a.vals, a.limit = map[string]json.RawMessage{}, limit
+}
+
+// put keeps v and returns its placeholder (a JSON string).
+func (a *aside) put(v json.RawMessage) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	key := a.prefix + strconv.Itoa(a.next) + `"`
+	a.vals[key] = v
+	a.order = append(a.order, key)
+	a.bytes += int64(len(v))
+	for a.bytes > a.limit && len(a.order) > 1 {
+		old := a.order[0]
+		a.order = a.order[1:]
+		a.bytes -= int64(len(a.vals[old]))
+		delete(a.vals, old)
+	}
+	return []byte(key)
+}
+
+// take returns the value of placeholder raw and forgets it; raw itself
+// when it is not a placeholder (or one already forgotten: then the
+// placeholder string stays, and decoding it fails visibly).
+func (a *aside) take(raw json.RawMessage) json.RawMessage {
+	if len(raw) < len(a.prefix) || string(raw[:len(a.prefix)]) != a.prefix {
+		return raw
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, ok := a.vals[string(raw)]
+	if !ok {
+		return raw
+	}
+	delete(a.vals, string(raw))
+	a.bytes -= int64(len(v))
+	a.order = slices.DeleteFunc(a.order, func(k string) bool { return k == string(raw) })
+	return v
 }
 
 // oversized is what is known of a line longer than MaxMessageBytes.
@@ -279,6 +377,14 @@ type msgScan struct {
 	id                       json.RawMessage
 	idSeen                   bool
 	method, result, errorKey bool
+
+	// pos counts the bytes fed, at is the index of the byte being
+	// scanned; [bodyStart, bodyEnd) is the value of the top-level
+	// "params" or "result" when it is a string, object or array
+	// (bodyEnd 0 until it has ended).
+	pos, at            int64
+	isBody             bool
+	bodyStart, bodyEnd int64
 }
 
 // maxIDBytes bounds the raw id kept.
@@ -298,7 +404,10 @@ const (
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (m *msgScan) feed(b []byte) {
-	for _, c := range b {
+	base := m.pos
+	m.pos += int64(len(b))
+	for i, c := range b {
+		m.at = base + int64(i)
 		switch m.state {
 		case scanStart:
 			if isSpace(c) {
@@ -343,6 +452,7 @@ func (m *msgScan) feed(b []byte) {
 					k = string(m.key)
 				}
 				m.isID = k == "id"
+				m.isBody = k == "params" || k == "result"
 				m.idSeen = m.idSeen || m.isID
 				m.method = m.method || k == "method"
 				m.result = m.result || k == "result"
@@ -354,6 +464,9 @@ func (m *msgScan) feed(b []byte) {
 				continue
 			}
 			m.state, m.depth, m.inStr, m.esc = scanInValue, 0, false, false
+			if m.isBody {
+				m.bodyStart = m.at
+			}
 			switch c {
 			case '"':
 				m.inStr = true
@@ -372,6 +485,7 @@ func (m *msgScan) feed(b []byte) {
 				case c == '"':
 					m.inStr = false
 					if m.depth == 0 {
+						m.endBody()
 						m.end()
 						m.state = scanComma
 					}
@@ -387,6 +501,7 @@ func (m *msgScan) feed(b []byte) {
 					m.depth++
 				case '}', ']':
 					if m.depth--; m.depth == 0 {
+						m.endBody()
 						m.end()
 						m.state = scanComma
 					}
@@ -431,6 +546,15 @@ func (m *msgScan) add(c byte) {
 		return
 	}
 	m.val = append(m.val, c)
+}
+
+// endBody records the end of "params"' or "result"'s value, which ends
+// with the current byte.
+func (m *msgScan) endBody() {
+	if m.isBody {
+		m.bodyEnd = m.at + 1
+		m.isBody = false
+	}
 }
 
 // end closes a value: "id"'s is kept when it fit.

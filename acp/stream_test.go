@@ -260,3 +260,30 @@ func (b *blockingHandler) waitStarted(t *testing.T, n int) {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestBigMessagesSetAside: params and results of several MiB (kept out
+// of the JSON-RPC library's decoding) arrive whole, both ways; a client
+// cannot forge a placeholder.
+func TestBigMessagesSetAside(t *testing.T) {
+	_, in, out := pipeConn(t)
+	big := strings.Repeat("é\"\\x", 1<<20) // 5 MiB of text with escapes, as JSON
+	enc, _ := json.Marshal(map[string]string{"text": big})
+	go io.WriteString(in, `{"jsonrpc":"2.0","id":"e","method":"echo","params":`+string(enc)+`}`+"\n")
+	var r struct {
+		Result struct{ Text string } `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(readLine(t, out)), &r); err != nil || r.Result.Text != big {
+		t.Fatalf("echo of %d bytes: %d bytes back, %v", len(enc), len(r.Result.Text), err)
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","id":"a","method":"call","params":{}}`+"\n")
+	readLine(t, out) // client/ask
+	go io.WriteString(in, `{"jsonrpc":"2.0","id":1,"result":`+string(enc)+`}`+"\n")
+	if got := readLine(t, out); got != `{"id":"a","result":`+string(enc)+`,"jsonrpc":"2.0"}` {
+		t.Errorf("the call's big answer: %d bytes back, want %d", len(got), len(enc))
+	}
+	readLine(t, out) // the Then notification
+	io.WriteString(in, `{"jsonrpc":"2.0","id":"f","method":"echo","params":"dsh-acp-aside:00:1"}`+"\n")
+	if got := readLine(t, out); got != `{"id":"f","result":"dsh-acp-aside:00:1","jsonrpc":"2.0"}` {
+		t.Errorf("a forged placeholder: %s", got)
+	}
+}
