@@ -194,22 +194,35 @@ func TestBadLines(t *testing.T) {
 	}
 }
 
-// TestHugeLine sends a 64 MiB prompt line; it must be read whole.
+// TestHugeLine sends a 60 MiB prompt line, which must be read whole;
+// then one over the 64 MiB default limit (acp.DefaultMaxMessageBytes),
+// answered with -32600 naming the limit while the connection goes on
+// serving the session.
 func TestHugeLine(t *testing.T) {
 	if testing.Short() {
-		t.Skip("64 MiB line")
+		t.Skip("60 and 65 MiB lines")
 	}
-	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"))
+	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"), e2etest.Text(nil, []string{"again"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{})
-	big := strings.Repeat("a", 64<<20)
-	// Generous: under -race the JSON work on 64 MiB takes tens of seconds.
+	// Generous: under -race the JSON work on 60 MiB takes tens of seconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var pr acp.PromptResponse
-	err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(big)}}, &pr)
-	if stop := pr.StopReason; err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt with a 64 MiB line = %q, %v", stop, err)
+	prompt := func(text string) (acp.PromptResponse, error) {
+		var pr acp.PromptResponse
+		err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(text)}}, &pr)
+		return pr, err
+	}
+	if pr, err := prompt(strings.Repeat("a", 60<<20)); err != nil || pr.StopReason != acp.StopEndTurn {
+		t.Fatalf("prompt with a 60 MiB line = %q, %v", pr.StopReason, err)
+	}
+	_, err := prompt(strings.Repeat("b", 65<<20))
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ae.Code != -32600 || !strings.Contains(ae.Message, "limit of 67108864 bytes") {
+		t.Fatalf("prompt with a 65 MiB line: %v, want -32600 naming the limit", err)
+	}
+	if pr, err := prompt("small"); err != nil || pr.StopReason != acp.StopEndTurn {
+		t.Fatalf("prompt after the refused line = %q, %v", pr.StopReason, err)
 	}
 }
 
