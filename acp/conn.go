@@ -227,7 +227,7 @@ func (h rpcHandler) Handle(_ context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.R
 		// once): answered now, without joining what drain waits for.
 		c.mu.Unlock()
 		cancel()
-		c.reply(rc, req, nil, &Error{Code: CodeInternalError, Message: "Internal error: the agent is shutting down"})
+		c.reply(rc, req, nil, &Error{Code: CodeInternalError, Message: "Internal error: the agent is shutting down"}, nil)
 		return
 	}
 	c.wg.Add(1) // under mu: never concurrent with drain's Wait

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/toolbash"
@@ -89,9 +90,9 @@ func TestAttack12SymlinkDotDotFileTools(t *testing.T) {
 // promptTexts joins the text items of the last permission card.
 func promptTexts(fe *fakeEditor) string {
 	var b strings.Builder
-	for _, c := range fe.last.ToolCall.ToolContent {
-		if c.Content != nil {
-			b.WriteString(c.Content.Text)
+	for _, c := range fe.last.ToolCall.Content {
+		if item, ok := c.(acp.Content); ok {
+			b.WriteString(item.Content.Text)
 		}
 	}
 	return b.String()
