@@ -205,10 +205,11 @@ func TestHugeLine(t *testing.T) {
 	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"), e2etest.Text(nil, []string{"again"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{})
-	// Generous: under -race the JSON work on 60 MiB takes tens of seconds.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	prompt := func(text string) (acp.PromptResponse, error) {
+		// Generous: under -race the JSON work on 60 MiB takes tens of
+		// seconds.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
 		var pr acp.PromptResponse
 		err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(text)}}, &pr)
 		return pr, err
