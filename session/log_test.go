@@ -488,3 +488,31 @@ func TestLockAcrossProcesses(t *testing.T) {
 		t.Error("the log lost bytes")
 	}
 }
+
+// TestRepairRemovesStaleTemp: a repair's temporary file left by a crash
+// is removed by the next repair of that log (which holds its lock).
+func TestRepairRemovesStaleTemp(t *testing.T) {
+	path := writeLog(t, t.TempDir(), sampleEvents(5)) // an open turn: needs repair
+	stale := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-0123456789ab")
+	if err := os.WriteFile(stale, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ld, err := ReadLogLocked(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ld.NeedsRepair() {
+		t.Fatal("the log needs no repair; the test is wrong")
+	}
+	log, err := ld.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale temporary file is still there")
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp-*")); len(tmps) != 0 {
+		t.Errorf("temporary files left: %q", tmps)
+	}
+}

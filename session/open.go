@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -86,6 +87,12 @@ func (l *Loaded) writeRepair() error {
 			return err
 		}
 	}
+	// A repair left half-written by a crash: the lock is ours, so no
+	// other process is writing one; remove it now.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Path), "."+globEscape(filepath.Base(l.Path))+".tmp-*"))
+	for _, p := range stale {
+		_ = os.Remove(p)
+	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(l.Path), "."+filepath.Base(l.Path)+".tmp-"+hex.EncodeToString(rnd[:]))
@@ -119,4 +126,17 @@ func writeNew(path string, data []byte) error {
 		_ = os.Remove(path)
 	}
 	return err
+}
+
+// globEscape quotes the pattern characters of a file name for
+// filepath.Glob.
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
