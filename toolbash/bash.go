@@ -173,8 +173,7 @@ func (m *Manager) execBash(ctx context.Context, ex *tools.Exec, a bashArgs) (too
 func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, dir string, timeoutMs float64, unconfined bool) (tools.Output, error) {
 	var lv *liveView
 	if ex.Progress != nil {
-		lv = newLiveView(func(s string) { ex.Report(tools.Progress{Output: s}) }, m.createOverflow)
-		lv.cap = m.liveCap
+		lv = newLiveView(ex.Report, m.liveCap)
 	}
 	p, err := m.start(ex.Session, command, dir, unconfined, lv)
 	if err != nil {
@@ -213,39 +212,43 @@ func (m *Manager) runForeground(ctx context.Context, ex *tools.Exec, command, di
 		c.sandboxLine = p.blockedLine(c.stdout + "\n" + c.stderr)
 	}
 	if lv != nil {
-		lv.finish(liveTrailer(lv, p, c))
+		// The command has exited and its output is drained: the live
+		// view reports what is left at once, then the result follows.
+		lv.finish(p.spillPaths(), liveNotes(c))
 		select {
 		case <-lv.done:
 		case <-ctx.Done():
 			return abort()
 		}
 	}
-	return tools.Output{Content: []tools.Content{tools.Text(resultText(c))}}, nil
+	text, outputLen := renderResult(c)
+	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: newResultMeta(c, outputLen)}, nil
 }
 
-// liveTrailer is what the live view shows after the output: the cap's
-// line when output was left out, and the timeout marker.
-func liveTrailer(lv *liveView, p *proc, c capture) string {
+// liveNotes are the lines the live view shows after the output, as Notes:
+// the sandbox's blocked-write line and the timeout marker. The exit itself
+// is not among them (a live terminal shows it in terminal_exit).
+func liveNotes(c capture) []string {
 	var lines []string
-	if hidden := lv.hiddenBytes(); hidden > 0 {
-		var paths []string
-		for _, s := range p.out {
-			if path := s.spillPath(); path != "" {
-				paths = append(paths, path)
-			}
-		}
-		lines = append(lines, liveLimitLine(lv.cap, hidden, paths))
-	}
 	if c.sandboxLine != "" {
 		lines = append(lines, c.sandboxLine)
 	}
 	if c.timedOut {
 		lines = append(lines, "[timed out after "+formatMs(c.timeoutMs)+"ms]")
 	}
-	if len(lines) == 0 {
-		return ""
+	return lines
+}
+
+// spillPaths returns the paths of the streams' spill files, stdout's
+// first (none for a stream that did not spill).
+func (p *proc) spillPaths() []string {
+	var paths []string
+	for _, s := range p.out {
+		if path := s.spillPath(); path != "" {
+			paths = append(paths, path)
+		}
 	}
-	return strings.Join(lines, "\n") + "\n"
+	return paths
 }
 
 // capture collects a finished command's output and exit.
@@ -260,17 +263,23 @@ func (p *proc) capture() capture {
 }
 
 // presentBashCall: a terminal card titled with the command (cwd only when
-// the model gave a workdir); a background task gets a generic card. A run
-// outside the sandbox says so before the description (the permission
-// prompt shows it).
+// the model gave a workdir); a background task gets a generic card, titled
+// with the command's one-line form, and the command whole in a sh fence
+// after the description when the title does not hold it all (a user asked
+// for permission must see every line of it). A run outside the sandbox
+// says so before the description (the permission prompt shows it).
 func presentBashCall(a bashArgs) tools.ToolCallView {
 	desc := a.Description
 	if a.DangerouslyDisableSandbox {
 		desc = unsandboxedPrefix + desc
 	}
 	if a.RunInBackground {
-		return tools.GenericCall{Title: a.Command, Kind: tools.KindExecute, RawInput: jsonText(a.Command),
-			Content: []tools.Content{tools.Text(desc)}}
+		title, whole := tools.CommandTitle(a.Command)
+		content := []tools.Content{tools.Text(desc)}
+		if !whole {
+			content = append(content, tools.Text(tools.ShellFence(a.Command)))
+		}
+		return tools.GenericCall{Title: title, Kind: tools.KindExecute, RawInput: jsonText(a.Command), Content: content}
 	}
 	return tools.TerminalCall{Title: a.Command, Description: desc, Cwd: a.Workdir}
 }
@@ -279,9 +288,10 @@ func presentBashCall(a bashArgs) tools.ToolCallView {
 // the sandbox.
 const unsandboxedPrefix = "Outside the sandbox: "
 
-// presentBashResult: the terminal output with the exit status read back
-// from the text; a background acknowledgement or an error is a generic
-// card with the text in a console fence.
+// presentBashResult: the command's output, the notes after it and its
+// exit (from the result's Meta, else read back from the text); a
+// background acknowledgement or an error is a generic card with the text
+// in a console fence.
 func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 	if len(r.Content) != 1 {
 		return nil
@@ -290,11 +300,8 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 	if a.RunInBackground || r.IsError {
 		return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ConsoleFence(text))}}
 	}
-	code, sig := parseExit(text)
-	if sig != "" {
-		return tools.TerminalResult{Output: text, Signal: sig}
-	}
-	return tools.TerminalResult{Output: text, ExitCode: &code}
+	out, notes, code, sig := splitResult(text, r.Meta)
+	return tools.TerminalResult{Output: out, Notes: notes, ExitCode: code, Signal: sig}
 }
 
 // bashAccess is what a bash call touches for the permission check: its

@@ -202,9 +202,11 @@ tr '\0' '\n' < /proc/$PPID/environ 2>/dev/null | grep '^DSH_API_KEY=' || true`
 	}
 }
 
-// TestBashLargeOutputBounded: 2 MB of output gives a bounded, valid UTF-8
+// TestBashLargeOutputBounded: 4 MB of output gives a bounded, valid UTF-8
 // result that says where the full output is; the spill file is private and
-// complete; the live view got all of it, in chunks of at most LiveChunk.
+// complete; the live view showed at most LiveCap bytes of it, in chunks of
+// at most LiveChunk: the first part, one note of what it left out, and a
+// last part that ends with the model's tail.
 func TestBashLargeOutputBounded(t *testing.T) {
 	t.Parallel()
 	g := newRig(t)
@@ -228,15 +230,25 @@ func TestBashLargeOutputBounded(t *testing.T) {
 		t.Errorf("spill file: %v, %v", st, err)
 	}
 	live := rec.all()
-	total := 0
+	total, notes := 0, []string{}
 	for _, r := range live {
 		total += len(r.text)
+		if r.note != "" {
+			notes = append(notes, r.note)
+		}
 		if len(r.text) > LiveChunk || !utf8.ValidString(r.text) || strings.ContainsRune(r.text, utf8.RuneError) {
 			t.Fatalf("live report of %d bytes, valid %v", len(r.text), utf8.ValidString(r.text))
 		}
 	}
-	if total != 4000002 {
-		t.Errorf("live view carried %d bytes, want 4000002", total)
+	if total > LiveCap || total < LiveCap-8 {
+		t.Errorf("live view carried %d bytes of output, want about LiveCap (%d)", total, LiveCap)
+	}
+	wantNote := "[output truncated; " + strconv.Itoa(4000002-total) + " bytes left out here (a card shows at most 1 MiB of output); full output: " + m[1] + "]"
+	if len(notes) != 1 || notes[0] != wantNote {
+		t.Errorf("notes %q, want [%q]", notes, wantNote)
+	}
+	if shown := rec.text(); !strings.HasSuffix(shown, body) {
+		t.Errorf("the live view does not end with the model's tail: ends %q", shown[max(0, len(shown)-100):])
 	}
 	if rec.late != 0 {
 		t.Errorf("%d reports after Execute returned", rec.late)
@@ -378,20 +390,21 @@ func TestBashTimeoutTrapped(t *testing.T) {
 	}
 }
 
-// TestBashLiveCap: past the live cap the view stops, and one line at the
-// end says how many bytes it left out and names the spill files.
+// TestBashLiveCap: past three quarters of the live cap the view pauses;
+// when the command ends one line says how many bytes it left out and
+// names the spill files, and the last quarter of the output follows.
 func TestBashLiveCap(t *testing.T) {
 	t.Parallel()
 	g := newRig(t)
 	g.m.liveCap = 100000
 	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "head -c 300000 /dev/zero | tr '\\0' 'q'; head -c 70000 /dev/zero | tr '\\0' 'e' >&2", "description": "d"})
 	live := rec.text()
-	if !strings.HasPrefix(live, strings.Repeat("q", 100000)+"\n[") {
+	if !strings.HasPrefix(live, strings.Repeat("q", 75000)+"\n[") {
 		t.Fatalf("live view starts %q…", live[:min(len(live), 50)])
 	}
-	m := regexp.MustCompile(`\n\[live view limit of 100000 bytes reached: 270000 more bytes not shown; full output: (/\S+-stdout\.log), (/\S+-stderr\.log)\]\n$`).FindStringSubmatch(live)
-	if m == nil || len(live) != 100000+len(m[0]) {
-		t.Fatalf("live view ends %q", live[max(0, len(live)-300):])
+	m := regexp.MustCompile(`^\n\[output truncated; 270000 bytes left out here \(a card shows at most 100000 bytes of output\); full output: (/\S+-stdout\.log), (/\S+-stderr\.log)\]\n`).FindStringSubmatch(live[75000:])
+	if m == nil || live[75000+len(m[0]):] != strings.Repeat("e", 25000) {
+		t.Fatalf("live view after the first part: %q…%q", live[75000:min(len(live), 75300)], live[max(0, len(live)-20):])
 	}
 	for i, want := range []int64{300000, 70000} {
 		st, err := os.Stat(m[i+1])

@@ -16,9 +16,10 @@
 // (mode 0600). While a foreground command runs, its output (both streams
 // interleaved as produced) is reported live through tools.Exec.Report,
 // coalesced: at most one report per LiveInterval, at most LiveChunk bytes
-// each, only whole UTF-8 characters, at most LiveCap bytes per command;
-// output waiting to be reported beyond 1 MiB waits in an unlinked
-// temporary file, not in memory.
+// each, only whole UTF-8 characters, at most LiveCap bytes per command (the
+// first part as it comes, the last part when the command ends, and one
+// Note between them saying what was left out); once the command has
+// exited, what is left is reported at once and the result follows.
 //
 // A Manager owns every process it starts: Shutdown (the agent's exit) and
 // KillSession (a closed session) stop them. bash_kill and KillSession also

@@ -42,10 +42,28 @@ func newRigWith(t *testing.T, o Options) *rig {
 	return &rig{t: t, m: m, reg: reg}
 }
 
-// report is one live report and when it was made.
+// report is one live report and when it was made: output (text) or a
+// note.
 type report struct {
 	at   time.Time
 	text string
+	note string
+}
+
+// terminalText is what a live terminal shows of reports: the output as it
+// came, each note on a line of its own.
+func terminalText(rs []report) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.text)
+		if r.note != "" {
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+				b.WriteByte('\n')
+			}
+			b.WriteString(r.note + "\n")
+		}
+	}
+	return b.String()
 }
 
 // recorder collects the live reports of one call and flags reports made
@@ -63,7 +81,7 @@ func (r *recorder) progress(p tools.Progress) {
 	if r.closed {
 		r.late++
 	}
-	r.reports = append(r.reports, report{time.Now(), p.Output})
+	r.reports = append(r.reports, report{time.Now(), p.Output, p.Note})
 }
 
 func (r *recorder) close() {
@@ -78,13 +96,7 @@ func (r *recorder) all() []report {
 	return append([]report(nil), r.reports...)
 }
 
-func (r *recorder) text() string {
-	var b strings.Builder
-	for _, rp := range r.all() {
-		b.WriteString(rp.text)
-	}
-	return b.String()
-}
+func (r *recorder) text() string { return terminalText(r.all()) }
 
 // call runs tool name with args (a Go value marshalled to JSON) in session
 // s (nil for none) and returns the result and the live reports.

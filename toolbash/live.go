@@ -1,61 +1,80 @@
 package toolbash
 
 import (
-	"os"
+	"bytes"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// Live view limits (Zed's `_meta.terminal_output` updates): at most one
-// report per LiveInterval, at most LiveChunk bytes per report, at most
-// LiveCap bytes per command (then one line says what was not shown).
+// Live view limits. A foreground command's output (both streams
+// interleaved as they were read) is reported as it comes: at most one
+// report per LiveInterval while the command runs (the first output after
+// a quiet spell at once), at most LiveChunk bytes each. A card gets at most
+// LiveCap bytes of the program's output in all: the first LiveCap-LiveTail
+// bytes as they come; then the reports pause, and when the command has
+// ended its last LiveTail bytes follow, after one Note saying how much was
+// left out between the two parts and where the full output is. So a card
+// ends with the output the model gets (the last TailBytes of each stream:
+// LiveTail holds both unless one stream printed more than
+// LiveTail-TailBytes bytes after the other's tail began). Once the command
+// has exited and its output is drained, whatever is left is reported at
+// once, with no pacing. The Notes (the truncation line, a timeout) are
+// extra: they are not program output and do not count against LiveCap.
 const (
 	LiveInterval = 50 * time.Millisecond
 	LiveChunk    = 256 << 10
-	LiveCap      = 16 << 20
+	LiveCap      = 1 << 20
+	LiveTail     = LiveCap / 4
 )
 
 // liveView coalesces a command's output into reports. The readers add
 // bytes (never blocking on the reports); one goroutine, run, reports them.
 // Only whole UTF-8 characters are reported: a character split across two
 // reads of a stream is carried whole into the next report; invalid bytes
-// are passed on (Report makes them U+FFFD).
+// are passed on (Report makes them U+FFFD). It holds at most about LiveCap
+// bytes of output: what is waiting to be reported (the first part, at most
+// the budget) and the last part (tail).
 type liveView struct {
-	report   func(string)
+	report   func(tools.Progress)
 	interval time.Duration
 	chunk    int
-	cap      int64
+	budget   int // output bytes reported as they come: the cap less the tail
 
 	mu       sync.Mutex
-	queue    backlog // output not yet reported
+	queue    []byte // output not yet reported: queue[head:]
+	head     int
 	partial  [2][]byte
-	accepted int64 // bytes taken into the view (<= cap)
-	hidden   int64 // bytes not shown because of cap
-	finished bool  // no more output; trailer is the last text
-	trailer  string
-	lastByte byte   // the last byte reported, 0 before any
-	scratch  []byte // take's buffer
+	taken    int     // bytes queued while the command ran (<= budget)
+	past     int64   // bytes that came after the budget was used
+	tail     tailBuf // the last of those (a quarter of the cap)
+	finished bool
+	end      []tools.Progress // reported after the queue, once finished
 
-	wake chan struct{} // a token when there is something to do
+	wake chan struct{} // a token when output was queued
+	fin  chan struct{} // closed by finish
 
 	// reportMu is held around each report; aborted (under it) forbids
 	// further reports.
 	reportMu sync.Mutex
 	aborted  bool
 
+	finOnce  sync.Once
 	stopOnce sync.Once
 	stop     chan struct{} // closed by abort
 	done     chan struct{} // closed when run returns
 }
 
-// newLiveView returns a live view reporting through report; overflow, when
-// not nil, creates the file that holds unreported output beyond
-// liveMemory bytes.
-func newLiveView(report func(string), overflow func() (*os.File, error)) *liveView {
-	return &liveView{report: report, interval: LiveInterval, chunk: LiveChunk, cap: LiveCap,
-		queue: backlog{block: LiveChunk, memLimit: liveMemory, open: overflow},
-		wake:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+// newLiveView returns a live view reporting through report, which shows
+// at most limit bytes of output (LiveCap; smaller in tests): the first
+// three quarters as they come, the last quarter at the end.
+func newLiveView(report func(tools.Progress), limit int64) *liveView {
+	tail := int(limit / 4)
+	return &liveView{report: report, interval: LiveInterval, chunk: LiveChunk, budget: int(limit) - tail,
+		tail: tailBuf{limit: tail},
+		wake: make(chan struct{}, 1), fin: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (lv *liveView) signal() {
@@ -88,7 +107,6 @@ func (lv *liveView) add(i int, p []byte) {
 	if n > 0 {
 		lv.partial[i] = append(lv.partial[i][:0:0], p[len(p)-n:]...)
 	}
-	lv.signal()
 }
 
 // eof marks the end of stream i: bytes carried for it are passed on as
@@ -96,49 +114,78 @@ func (lv *liveView) add(i int, p []byte) {
 func (lv *liveView) eof(i int) {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	if len(lv.partial[i]) > 0 {
+	if len(lv.partial[i]) > 0 && !lv.finished {
 		lv.accept(lv.partial[i])
 		lv.partial[i] = nil
-		lv.signal()
 	}
 }
 
-// accept queues b within the cap; the rest, and everything after it,
-// counts as hidden.
+// accept queues b within the budget (not splitting a character); the
+// rest, and everything after it, goes to the tail.
 func (lv *liveView) accept(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	if lv.hidden > 0 {
-		lv.hidden += int64(len(b))
-		return
+	if lv.past == 0 {
+		n := len(b)
+		if room := lv.budget - lv.taken; n > room {
+			n = cutBack(b, room)
+		}
+		if n > 0 {
+			lv.queue = append(lv.queue, b[:n]...)
+			lv.taken += n
+			b = b[n:]
+			lv.signal()
+		}
 	}
-	room := lv.cap - lv.accepted
-	if int64(len(b)) > room {
-		n := cutBack(b, int(room))
-		lv.hidden += int64(len(b) - n)
-		b = b[:n]
+	if len(b) > 0 {
+		lv.past += int64(len(b))
+		lv.tail.write(b)
 	}
-	kept := lv.queue.push(b)
-	lv.accepted += int64(kept)
-	lv.hidden += int64(len(b) - kept)
 }
 
-// hiddenBytes returns how many bytes the cap kept out of the view.
-func (lv *liveView) hiddenBytes() int64 {
+// finish says the output has ended (the readers are done). What is still
+// queued is reported at once; then, when output came after the budget was
+// used, its last part (all of it when it fits, else a Note of how much was
+// left out, with the spill files' paths, and the last part from a line
+// start); then each of notes as a Note. run then returns.
+func (lv *liveView) finish(paths []string, notes []string) {
 	lv.mu.Lock()
-	defer lv.mu.Unlock()
-	return lv.hidden
-}
-
-// finish says the output has ended (the readers are done); trailer, when
-// not empty, is reported after the output, on a line of its own. run then
-// reports what is pending and returns.
-func (lv *liveView) finish(trailer string) {
-	lv.mu.Lock()
-	lv.finished, lv.trailer = true, trailer
+	if !lv.finished {
+		lv.finished = true
+		rest := lv.tail.bytes()
+		if lv.past > int64(len(rest)) {
+			rest = rest[tailStart(rest):]
+			omitted := lv.past - int64(len(rest))
+			lv.end = append(lv.end, tools.Progress{Note: omittedLine(int64(lv.budget+lv.tail.limit), omitted, paths)})
+			for len(rest) > 0 {
+				n := cutBack(rest, lv.chunk)
+				if n == 0 {
+					n = min(len(rest), lv.chunk)
+				}
+				lv.end = append(lv.end, tools.Progress{Output: string(rest[:n])})
+				rest = rest[n:]
+			}
+		} else {
+			lv.queue = append(lv.queue, rest...)
+		}
+		lv.tail = tailBuf{}
+		for _, n := range notes {
+			lv.end = append(lv.end, tools.Progress{Note: n})
+		}
+	}
 	lv.mu.Unlock()
-	lv.signal()
+	lv.finOnce.Do(func() { close(lv.fin) })
+}
+
+// tailStart is where the shown part of the tail b begins: after its first
+// line break when that is near the start (so the part starts on a line of
+// its own), else at its first character boundary.
+func tailStart(b []byte) int {
+	if i := bytes.IndexByte(b[:min(len(b), 4096)], '\n'); i >= 0 && i+1 < len(b) {
+		return i + 1
+	}
+	return runeStartSkip(b)
 }
 
 // abort stops the reports at once: when abort returns, no report is in
@@ -159,47 +206,52 @@ func (lv *liveView) isStopped() bool {
 	}
 }
 
+// send makes one report unless the view was aborted; it reports whether
+// it did.
+func (lv *liveView) send(p tools.Progress) bool {
+	lv.reportMu.Lock()
+	defer lv.reportMu.Unlock()
+	if lv.aborted {
+		return false
+	}
+	lv.report(p)
+	return true
+}
+
 // run reports the output until finish's output is all reported or abort.
-// The first output after a quiet spell is reported at once; then at most
-// one report per interval.
+// While the command runs, the first output after a quiet spell is
+// reported at once, then at most one report per interval; after finish,
+// everything left is reported back to back.
 func (lv *liveView) run() {
 	defer close(lv.done)
-	defer func() {
-		lv.mu.Lock()
-		lv.queue.close()
-		lv.mu.Unlock()
-	}()
 	var last time.Time
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		lv.mu.Lock()
-		work := lv.queue.pending() > 0 || (lv.finished && lv.trailer != "")
+		pending := len(lv.queue) - lv.head
 		finished := lv.finished
 		lv.mu.Unlock()
-		if !work {
+		if pending == 0 {
 			if finished {
+				lv.reportEnd()
 				return
 			}
 			select {
 			case <-lv.wake:
-				continue
+			case <-lv.fin:
 			case <-lv.stop:
 				return
 			}
+			continue
 		}
-		if wait := lv.interval - time.Since(last); !last.IsZero() && wait > 0 {
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
+		if wait := lv.interval - time.Since(last); !finished && !last.IsZero() && wait > 0 {
+			timer.Reset(wait)
 			select {
 			case <-timer.C:
+			case <-lv.fin:
+				timer.Stop()
 			case <-lv.stop:
 				return
 			}
@@ -208,55 +260,43 @@ func (lv *liveView) run() {
 		if text == "" {
 			continue
 		}
-		lv.reportMu.Lock()
-		if lv.aborted {
-			lv.reportMu.Unlock()
+		if !lv.send(tools.Progress{Output: text}) {
 			return
 		}
-		lv.report(text)
-		lv.reportMu.Unlock()
 		last = time.Now()
 	}
 }
 
-// take removes the next report's text: up to chunk bytes of pending output
-// (not splitting a character), then the trailer when it fits.
+// reportEnd makes the reports finish prepared.
+func (lv *liveView) reportEnd() {
+	lv.mu.Lock()
+	end := lv.end
+	lv.end = nil
+	lv.mu.Unlock()
+	for _, p := range end {
+		if !lv.send(p) {
+			return
+		}
+	}
+}
+
+// take removes the next report's text: up to chunk bytes of queued output,
+// not splitting a character.
 func (lv *liveView) take() string {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	n := min(lv.queue.pending(), lv.chunk)
-	buf := lv.queue.peek(lv.scratch[:0], n+1)
-	if len(buf) > n {
-		if !utf8.RuneStart(buf[n]) {
-			// The next byte continues a character: leave it whole.
-			for i := n - 1; i > 0 && i >= n-3; i-- {
-				if utf8.RuneStart(buf[i]) {
-					n = i
-					break
-				}
-			}
-		}
-		buf = buf[:n]
-	}
-	n = len(buf)
-	lv.queue.consume(n)
-	if lv.queue.pending() == 0 && lv.finished && lv.trailer != "" {
-		last := lv.lastByte
-		if len(buf) > 0 {
-			last = buf[len(buf)-1]
-		}
-		t := lv.trailer
-		if last != 0 && last != '\n' {
-			t = "\n" + t
-		}
-		if len(buf)+len(t) <= lv.chunk || len(buf) == 0 {
-			buf = append(buf, t...)
-			lv.trailer = ""
+	q := lv.queue[lv.head:]
+	n := min(len(q), lv.chunk)
+	if n < len(q) && !utf8.RuneStart(q[n]) {
+		// The next byte continues a character: leave it whole.
+		if k := cutBack(q, n); k > 0 {
+			n = k
 		}
 	}
-	if len(buf) > 0 {
-		lv.lastByte = buf[len(buf)-1]
+	text := string(q[:n])
+	lv.head += n
+	if lv.head == len(lv.queue) {
+		lv.queue, lv.head = lv.queue[:0], 0
 	}
-	lv.scratch = buf[:0]
-	return string(buf)
+	return text
 }

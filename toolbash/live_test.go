@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // liveRig is a liveView whose reports are recorded.
@@ -15,15 +17,16 @@ type liveRig struct {
 	reports []report
 }
 
+// newLiveRig starts a live view with the given pacing, chunk size and cap
+// (the bytes of output it shows in all).
 func newLiveRig(interval time.Duration, chunk int, limit int64) *liveRig {
 	r := &liveRig{}
-	r.lv = newLiveView(func(s string) {
+	r.lv = newLiveView(func(p tools.Progress) {
 		r.mu.Lock()
-		r.reports = append(r.reports, report{time.Now(), s})
+		r.reports = append(r.reports, report{time.Now(), p.Output, p.Note})
 		r.mu.Unlock()
-	}, nil)
-	r.lv.interval, r.lv.chunk, r.lv.cap = interval, chunk, limit
-	r.lv.queue.block = chunk
+	}, limit)
+	r.lv.interval, r.lv.chunk = interval, chunk
 	go r.lv.run()
 	return r
 }
@@ -34,17 +37,12 @@ func (r *liveRig) all() []report {
 	return append([]report(nil), r.reports...)
 }
 
-func (r *liveRig) joined() string {
-	var b strings.Builder
-	for _, rp := range r.all() {
-		b.WriteString(rp.text)
-	}
-	return b.String()
-}
+// joined is the terminal the reports make.
+func (r *liveRig) joined() string { return terminalText(r.all()) }
 
-func (r *liveRig) finish(t *testing.T, trailer string) {
+func (r *liveRig) finish(t *testing.T, paths []string, notes ...string) {
 	t.Helper()
-	r.lv.finish(trailer)
+	r.lv.finish(paths, notes)
 	select {
 	case <-r.lv.done:
 	case <-time.After(5 * time.Second):
@@ -62,7 +60,7 @@ func TestLiveCarriesSplitCharacter(t *testing.T) {
 	r.lv.add(0, []byte("\xa9!"))
 	r.lv.add(1, []byte("\xac"))
 	r.lv.add(0, []byte("\xff\n")) // invalid: passed on as is
-	r.finish(t, "")
+	r.finish(t, nil)
 	for _, rp := range r.all() {
 		if strings.ContainsRune(strings.ToValidUTF8(rp.text, "\uFFFD"), utf8.RuneError) && !strings.Contains(rp.text, "\xff") {
 			t.Errorf("report %q splits a character", rp.text)
@@ -77,13 +75,15 @@ func TestLiveCarriesSplitCharacter(t *testing.T) {
 	}
 }
 
-// TestLiveChunksAndPacing: a burst is reported in chunks of at most chunk
-// bytes, never splitting a character, at most one per interval.
+// TestLiveChunksAndPacing: while the command runs, a burst is reported
+// in chunks of at most chunk bytes, never splitting a character, at most
+// one per interval.
 func TestLiveChunksAndPacing(t *testing.T) {
 	r := newLiveRig(20*time.Millisecond, 10, 1<<20)
 	in := strings.Repeat("ab€", 20) // 5 bytes each, 100 bytes
 	r.lv.add(0, []byte(in))
-	r.finish(t, "")
+	waitUntil(t, 5*time.Second, func() bool { return r.joined() == in })
+	r.finish(t, nil)
 	rs := r.all()
 	if got := r.joined(); got != in {
 		t.Fatalf("joined %q", got)
@@ -100,17 +100,61 @@ func TestLiveChunksAndPacing(t *testing.T) {
 	}
 }
 
-// TestLiveCapAndTrailer: past the cap nothing more is reported; the
-// trailer comes last, on its own line.
-func TestLiveCapAndTrailer(t *testing.T) {
-	r := newLiveRig(time.Millisecond, 1<<10, 10)
-	r.lv.add(0, []byte("12345678€€")) // the cap falls inside the first €
-	r.lv.add(0, []byte("more"))
-	if h := r.lv.hiddenBytes(); h != 10 {
-		t.Errorf("hidden %d, want 10", h)
+// TestLiveCapHeadAndTail: a view of cap 40 shows the first 30 bytes as
+// they come (not splitting a character), then pauses; at the end one note
+// says how much was left out and where, then the last part follows from a
+// line start, then the notes.
+func TestLiveCapHeadAndTail(t *testing.T) {
+	r := newLiveRig(time.Millisecond, 1<<10, 40)
+	r.lv.add(0, []byte("1234567890123456789012345678€€\n")) // the budget falls inside the first €
+	waitUntil(t, time.Second, func() bool { return len(r.all()) == 1 })
+	r.lv.add(1, []byte(strings.Repeat("x", 100)+"\nlast line\n"))
+	time.Sleep(20 * time.Millisecond)
+	if n := len(r.all()); n != 1 {
+		t.Errorf("%d reports while paused, want the first only", n)
 	}
-	r.finish(t, "[limit]\n")
-	if got := r.joined(); got != "12345678\n[limit]\n" {
+	r.finish(t, []string{"/tmp/a-stdout.log"}, "[timed out after 5ms]")
+	want := "1234567890123456789012345678\n" +
+		"[output truncated; 108 bytes left out here (a card shows at most 40 bytes of output); full output: /tmp/a-stdout.log]\n" +
+		"last line\n[timed out after 5ms]\n"
+	if got := r.joined(); got != want {
+		t.Errorf("joined %q\nwant   %q", got, want)
+	}
+	// Output shown: 28 + 10 bytes, at most the cap.
+	shown := 0
+	for _, rp := range r.all() {
+		shown += len(rp.text)
+	}
+	if shown != 38 {
+		t.Errorf("%d bytes of output shown, want 38", shown)
+	}
+}
+
+// TestLiveCapTailFits: output that passes the budget but not the cap is
+// shown whole, with no note.
+func TestLiveCapTailFits(t *testing.T) {
+	r := newLiveRig(time.Millisecond, 1<<10, 40)
+	in := strings.Repeat("a", 25) + strings.Repeat("b", 15)
+	r.lv.add(0, []byte(in))
+	r.finish(t, nil)
+	if got := r.joined(); got != in {
+		t.Errorf("joined %q", got)
+	}
+}
+
+// TestLiveFinishNoPacing: once the command has ended, what is left is
+// reported at once, not an interval later.
+func TestLiveFinishNoPacing(t *testing.T) {
+	r := newLiveRig(time.Second, 4, 1<<20)
+	r.lv.add(0, []byte("a\n"))
+	waitUntil(t, time.Second, func() bool { return len(r.all()) == 1 })
+	r.lv.add(0, []byte("b\nccccdddd"))
+	start := time.Now()
+	r.finish(t, nil, "[note]")
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("finish took %v with an interval of 1 s", took)
+	}
+	if got := r.joined(); got != "a\nb\nccccdddd\n[note]\n" {
 		t.Errorf("joined %q", got)
 	}
 }
@@ -147,5 +191,5 @@ func TestLiveFirstReportAtOnce(t *testing.T) {
 	if d := r.all()[1].at.Sub(start); d > 90*time.Millisecond {
 		t.Errorf("report after a quiet spell took %v", d)
 	}
-	r.finish(t, "")
+	r.finish(t, nil)
 }

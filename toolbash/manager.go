@@ -295,21 +295,6 @@ func (m *Manager) createSpill(n int, stream string) (*os.File, string, error) {
 	return f, path, nil
 }
 
-// createOverflow creates a live view's overflow file: a temporary file in
-// the private spill directory, unlinked at once (it goes when closed).
-func (m *Manager) createOverflow() (*os.File, error) {
-	dir, err := m.spillDirectory()
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, "dsh-live-*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("create live overflow file: %w", err)
-	}
-	_ = os.Remove(f.Name())
-	return f, nil
-}
-
 // spillDirectory creates the private spill directory once.
 func (m *Manager) spillDirectory() (string, error) {
 	m.mu.Lock()

@@ -32,6 +32,15 @@ type capture struct {
 //	  whenever the timeout fired), then "[killed by signal: SIG…]" or, for a
 //	  non-zero exit, "[exit code: N]".
 func resultText(c capture) string {
+	text, _ := renderResult(c)
+	return text
+}
+
+// renderResult returns resultText and how many of its leading bytes are
+// the command's output (stdout, its truncation line and the stderr
+// section): the rest, after a newline when the output lacks one, is the
+// notes ("(no output)", the sandbox line, the status markers).
+func renderResult(c capture) (text string, outputLen int) {
 	var b strings.Builder
 	b.WriteString(c.stdout)
 	if c.stdoutCut {
@@ -47,6 +56,7 @@ func resultText(c capture) string {
 			b.WriteString(truncatedLine(c.stderrPath))
 		}
 	}
+	outputLen = len(strings.ToValidUTF8(b.String(), "\uFFFD"))
 	if b.Len() == 0 {
 		b.WriteString("(no output)")
 	}
@@ -71,7 +81,7 @@ func resultText(c capture) string {
 		}
 		b.WriteString(strings.Join(marks, "\n"))
 	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
+	return strings.ToValidUTF8(b.String(), "\uFFFD"), outputLen
 }
 
 // truncatedLine is appended to a stream that was cut.
@@ -115,6 +125,58 @@ func parseExit(text string) (code int, signal string) {
 	return 0, ""
 }
 
+// resultMeta is the Meta of a foreground result (kept in the session log):
+// how many leading bytes of its text are the command's output, and how it
+// ended (ExitCode, or Signal when a signal ended it), so that its card
+// need not read them back from the text.
+type resultMeta struct {
+	Output   int    `json:"output"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// newResultMeta is the Meta of c's result, whose output is outputLen bytes.
+func newResultMeta(c capture, outputLen int) []byte {
+	m := resultMeta{Output: outputLen, Signal: c.signal}
+	if c.signal == "" {
+		code := c.exitCode
+		m.ExitCode = &code
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+var (
+	statusLineRE  = regexp.MustCompile(`\n\[(?:killed by signal: [A-Z0-9]+|exit code: -?[0-9]+)\]$`)
+	timeoutLineRE = regexp.MustCompile(`\n\[timed out after [^\]\n]*ms\]$`)
+)
+
+// splitResult splits a foreground result's text into the command's output
+// and the notes after it ("(no output)", status markers), and says how it
+// ended. The Meta, when it fits the text, tells exactly; a result logged
+// without it is read back from the text: the exit as parseExit reads it,
+// the final timeout and status markers and a lone "(no output)" as notes.
+func splitResult(text string, meta []byte) (output, notes string, code *int, signal string) {
+	var m resultMeta
+	if len(meta) > 0 && json.Unmarshal(meta, &m) == nil && m.Output >= 0 && m.Output <= len(text) && (m.ExitCode != nil || m.Signal != "") {
+		return text[:m.Output], strings.TrimPrefix(text[m.Output:], "\n"), m.ExitCode, m.Signal
+	}
+	n, sig := parseExit(text)
+	if sig == "" {
+		code = &n
+	}
+	body := text
+	for _, re := range []*regexp.Regexp{statusLineRE, timeoutLineRE} {
+		if loc := re.FindStringIndex(body); loc != nil {
+			body = body[:loc[0]]
+		}
+	}
+	if body == "(no output)" {
+		return "", text, code, sig
+	}
+	return body, strings.TrimPrefix(text[len(body):], "\n"), code, sig
+}
+
 // Task status lines (bash_output, notices).
 func statusRunning() string { return "[status: running]" }
 
@@ -130,9 +192,10 @@ func statusLine(code int, signal string, killed bool) string {
 	return "[status: completed, exit code: " + strconv.Itoa(code) + "]"
 }
 
-// liveLimitLine is the live view's one line once its cap (bytes) was
-// reached: how many bytes it left out and where the full output is.
-func liveLimitLine(limit, hidden int64, paths []string) string {
+// omittedLine is the one line (a Note) a card shows where it left output
+// out: how many bytes, the card's limit (bytes) and where the full output
+// is.
+func omittedLine(limit, omitted int64, paths []string) string {
 	where := "(unavailable)"
 	if len(paths) > 0 {
 		where = strings.Join(paths, ", ")
@@ -141,6 +204,6 @@ func liveLimitLine(limit, hidden int64, paths []string) string {
 	if limit%(1<<20) == 0 {
 		size = strconv.FormatInt(limit>>20, 10) + " MiB"
 	}
-	return "[live view limit of " + size + " reached: " + strconv.FormatInt(hidden, 10) +
-		" more bytes not shown; full output: " + where + "]"
+	return "[output truncated; " + strconv.FormatInt(omitted, 10) + " bytes left out here (a card shows at most " + size +
+		" of output); full output: " + where + "]"
 }

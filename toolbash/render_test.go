@@ -93,3 +93,71 @@ func TestStatusLines(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitResult: a result text is split into the command's output and
+// the notes after it, exactly with the Meta renderResult gives, and read
+// back from the text for a result logged without it.
+func TestSplitResult(t *testing.T) {
+	three := 3
+	zero := 0
+	cases := []struct {
+		name         string
+		c            capture
+		output, note string
+		code         *int
+		sig          string
+	}{
+		{"plain", capture{stdout: "hello\n"}, "hello\n", "", &zero, ""},
+		{"nothing", capture{}, "", "(no output)", &zero, ""},
+		{"exit 3", capture{stdout: "failing\n", exitCode: 3}, "failing\n", "[exit code: 3]", &three, ""},
+		{"no newline", capture{stdout: "failing", exitCode: 3}, "failing", "[exit code: 3]", &three, ""},
+		{"both streams", capture{stdout: "out", stderr: "err\n", exitCode: 3}, "out\n[stderr]\nerr\n", "[exit code: 3]", &three, ""},
+		{"timeout then kill", capture{timedOut: true, timeoutMs: 100, signal: "SIGTERM"}, "", "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]", nil, "SIGTERM"},
+		{"cut", capture{stdout: "tail\n", stdoutCut: true, stdoutPath: "/tmp/a.log", exitCode: 3}, "tail\n\n[output truncated; full output: /tmp/a.log]", "[exit code: 3]", &three, ""},
+		{"invalid bytes", capture{stdout: "a\xffb", exitCode: 3}, "a\uFFFDb", "[exit code: 3]", &three, ""},
+		// A program that prints a marker as its last line: the Meta
+		// tells it apart (the text alone cannot).
+		{"spoof", capture{stdout: "x\n[exit code: 7]"}, "x\n[exit code: 7]", "", &zero, ""},
+	}
+	same := func(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	for _, c := range cases {
+		text, n := renderResult(c.c)
+		if text != resultText(c.c) {
+			t.Fatalf("%s: renderResult and resultText differ", c.name)
+		}
+		out, note, code, sig := splitResult(text, newResultMeta(c.c, n))
+		if out != c.output || note != c.note || !same(code, c.code) || sig != c.sig {
+			t.Errorf("%s: split (%q, %q, %v, %q), want (%q, %q, %v, %q)", c.name, out, note, code, sig, c.output, c.note, c.code, c.sig)
+		}
+		if c.name == "spoof" || c.name == "no newline" {
+			continue // the text alone is ambiguous
+		}
+		// Without the Meta: read back from the text.
+		out, note, code, sig = splitResult(text, nil)
+		if strings.TrimSuffix(out, "\n") != strings.TrimSuffix(c.output, "\n") || note != c.note || !same(code, c.code) || sig != c.sig {
+			t.Errorf("%s without meta: split (%q, %q, %v, %q)", c.name, out, note, code, sig)
+		}
+	}
+}
+
+// TestPresentBashCards: the result card carries the output, the notes
+// and the exit apart; a background call is titled with one line and
+// shows a multi-line command whole in a sh fence.
+func TestPresentBashCards(t *testing.T) {
+	c := capture{stdout: "failing\n", exitCode: 3}
+	text, n := renderResult(c)
+	v := presentBashResult(bashArgs{Command: "make"}, tools.ResultInput{Content: []tools.Content{tools.Text(text)}, Meta: newResultMeta(c, n)})
+	tr, ok := v.(tools.TerminalResult)
+	if !ok || tr.Output != "failing\n" || tr.Notes != "[exit code: 3]" || tr.ExitCode == nil || *tr.ExitCode != 3 || tr.Signal != "" {
+		t.Errorf("result view %+v", v)
+	}
+	call := presentBashCall(bashArgs{Command: "git status\nrm -f x.txt", Description: "Clean up", RunInBackground: true})
+	g, ok := call.(tools.GenericCall)
+	if !ok || g.Title != "git status…" || len(g.Content) != 2 || g.Content[1].Text != "```sh\ngit status\nrm -f x.txt\n```" {
+		t.Errorf("background call view %+v", call)
+	}
+	call = presentBashCall(bashArgs{Command: "npm start", Description: "Serve", RunInBackground: true})
+	if g, ok := call.(tools.GenericCall); !ok || g.Title != "npm start" || len(g.Content) != 1 {
+		t.Errorf("one-line background call view %+v", call)
+	}
+}

@@ -167,20 +167,6 @@ func JoinText(cs []Content) string {
 }
 
 // ConsoleFence wraps s, without its trailing newlines, in a ```console
-// Markdown block whose fence is longer than any run of backticks in s, so
-// the text can never close the block early. Terminal cards without a live
-// terminal and console-styled results use it.
-func ConsoleFence(s string) string {
-	s = strings.TrimRight(s, "\n")
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return f + "console\n" + s + "\n" + f
-}
+// Markdown block (CodeFence): terminal cards without a live terminal and
+// console-styled results use it.
+func ConsoleFence(s string) string { return CodeFence("console", s) }

@@ -69,11 +69,16 @@ type GenericResult struct {
 	RawOutput json.RawMessage
 }
 
-// TerminalResult is a finished shell command. Output is the terminal text
-// (UTF-8); ExitCode and Signal (e.g. "SIGTERM") are mutually exclusive, both
-// absent when unknown.
+// TerminalResult is a finished shell command. Output is what the program
+// printed, as the result holds it (UTF-8); Notes is the rest of the
+// result's text, which the program did not print (e.g. "(no output)" or
+// "[exit code: 3]"), one note per line: a card without a live terminal
+// shows it after the output, a live terminal does not (terminal_exit tells
+// the exit). ExitCode and Signal (e.g. "SIGTERM") are mutually exclusive,
+// both absent when unknown.
 type TerminalResult struct {
 	Title, Output string
+	Notes         string
 	ExitCode      *int
 	Signal        string
 }
