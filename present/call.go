@@ -15,10 +15,13 @@ type callParts struct {
 	// its first diff): a result title without paths of its own is
 	// relativized with it.
 	path string
-	// terminal: the card is a live terminal (terminal.go), with its
-	// description and its working directory as the tool gave it.
-	terminal  bool
-	desc, cwd string
+	// terminal: the card is a live terminal (terminal.go), with head,
+	// its content items other than the terminal (the description, the
+	// command when the title does not hold it), and its working
+	// directory as the tool gave it.
+	terminal bool
+	head     []acp.ToolCallContent
+	cwd      string
 }
 
 // callCard maps a call view to its card parts (stored in w when they

@@ -14,7 +14,6 @@ package present
 import (
 	"bytes"
 	"encoding/json"
-	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/session"
@@ -49,7 +48,6 @@ type Presenter struct {
 	paths
 	tools ToolLookup
 	calls map[string]*callState
-	now   func() time.Time
 
 	// WillAsk, when set, reports whether a call will wait for the user's
 	// permission before it runs: a terminal card then starts `pending`
@@ -62,22 +60,19 @@ type Presenter struct {
 type callState struct {
 	name      string
 	args      json.RawMessage
-	tool      tools.Tool // the tool named toolName, once found
-	toolName  string     // "" until the tool was found
-	announced bool       // a tool_call was sent
-	terminal  bool       // shown as a terminal card
-	desc      string
+	tool      tools.Tool            // the tool named toolName, once found
+	toolName  string                // "" until the tool was found
+	announced bool                  // a tool_call was sent
+	terminal  bool                  // shown as a terminal card
+	term      termState             // a terminal card's output so far (terminal.go)
 	content   []acp.ToolCallContent // the content list last sent
-	sentLive  bool                  // live terminal output was sent
 	pending   bool                  // a terminal card announced as pending
 	path      string                // the call card's first path, to relativize result titles
-	tail      []byte                // no-capability: the output so far (tail)
-	lastSnap  time.Time
 }
 
 // NewPresenter returns a presenter for a session described by v.
 func NewPresenter(v View, t ToolLookup) *Presenter {
-	return &Presenter{paths: paths{view: v}, tools: t, calls: map[string]*callState{}, now: time.Now}
+	return &Presenter{paths: paths{view: v}, tools: t, calls: map[string]*callState{}}
 }
 
 // Updates returns the session updates for ev, in order (often none).
@@ -174,7 +169,7 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.Update {
 	}
 	status, meta := acp.StatusPending, (*acp.ToolCallMeta)(nil)
 	if parts.terminal {
-		c.terminal, c.desc = true, parts.desc
+		c.terminal, c.term.head = true, parts.head
 		status, meta = p.terminalStart(c, d.CallID, d.Name, parts.cwd)
 	}
 	if parts.terminal || !c.announced {
@@ -204,7 +199,9 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	u := acp.ToolCallUpdate{ToolCallID: d.CallID, Status: status, RawOutput: acp.JSONString(text)}
 	w := new(card)
 	var parts resultParts
-	if !d.Cancelled {
+	if !d.Cancelled || c.terminal {
+		// A cancelled terminal card may still show what its result
+		// says the command printed (terminal.go).
 		tool, _ := p.lookup(c, c.name)
 		parts = p.resultCard(w, c, tool.ResultView(c.args, tools.ResultInput{Content: d.Content, IsError: d.IsError, Meta: d.Meta}))
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -61,8 +60,8 @@ func orDefault(s, def string) string {
 //   - edit: diff cards (nil oldText unless "old" is given; "nodiffs" empties
 //     the list; "loc" adds a location; nil result card on errors);
 //   - bash: a terminal tool (nil call card without a command; the result's
-//     Meta {"exit":N} or {"signal":S} gives the exit; nil result card for
-//     an error without Meta);
+//     Meta {"exit":N} or {"signal":S} gives the exit, and "notes" the
+//     notes; nil result card for an error without Meta);
 //   - plain: no presenters; boom: presenters that panic;
 //   - fake_term: a non-terminal tool whose presenters return terminal cards.
 func fakeTools() fakeLookup {
@@ -140,13 +139,14 @@ func fakeTools() fakeLookup {
 				var m struct {
 					Exit   *int   `json:"exit"`
 					Signal string `json:"signal"`
+					Notes  string `json:"notes"`
 				}
 				_ = json.Unmarshal(r.Meta, &m)
 				var out strings.Builder
 				for _, c := range r.Content {
 					out.WriteString(c.Text)
 				}
-				return tools.TerminalResult{Output: out.String(), ExitCode: m.Exit, Signal: m.Signal}
+				return tools.TerminalResult{Output: out.String(), Notes: m.Notes, ExitCode: m.Exit, Signal: m.Signal}
 			},
 		},
 		"plain": {Name: "plain"},
@@ -185,6 +185,12 @@ func result(id string, text ...string) session.ToolResult {
 	}
 	return r
 }
+
+// note is a progress event carrying a tool's note.
+func note(id, line string) session.ToolProgress {
+	return session.ToolProgress{CallID: id, Progress: tools.Progress{Note: line}}
+}
+
 func withMeta(r session.ToolResult, meta string) session.ToolResult {
 	r.Meta = json.RawMessage(meta)
 	return r
@@ -213,11 +219,9 @@ func jsonStr(s string) string {
 	return string(b)
 }
 
-// step is one event given to the presenter, the presenter's clock when it
-// arrives (an offset from a fixed start), and the exact JSON of every
+// step is one event given to the presenter and the exact JSON of every
 // update it must give, in order (none: nil).
 type step struct {
-	at   time.Duration
 	ev   session.Data
 	want []string
 }
@@ -236,7 +240,6 @@ var (
 	live     = View{Cwd: "/proj", LineBase: 1, TerminalOutput: true}
 	replay   = View{Cwd: "/proj", LineBase: 1, Replay: true}
 	replayTO = View{Cwd: "/proj", LineBase: 1, Replay: true, TerminalOutput: true}
-	t0       = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 )
 
 // runCase feeds the steps to a fresh presenter and returns, per step, the
@@ -244,11 +247,8 @@ var (
 func runCase(t *testing.T, c presentCase) [][]string {
 	t.Helper()
 	p := NewPresenter(c.view, fakeTools())
-	now := t0
-	p.now = func() time.Time { return now }
 	out := make([][]string, len(c.steps))
 	for i, s := range c.steps {
-		now = t0.Add(s.at)
 		for _, u := range p.Updates(session.Event{Seq: int64(i), Data: s.ev}) {
 			b, err := acp.MarshalUpdate(u)
 			if err != nil {
@@ -519,7 +519,7 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"go test ./...\necho done","description":"Run the tests"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...…","kind":"execute","status":"in_progress","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...\necho done","kind":"execute","status":"in_progress","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: exec("t1")},
 			{ev: prog("t1", "ok 1\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"ok 1\n"}}}`}},
@@ -587,25 +587,82 @@ var presentCases = []presentCase{
 		},
 	},
 	{
-		name: "terminal without capability: throttled snapshots, fenced final output",
+		name: "terminal without capability: a snapshot with every report, fenced final output and notes",
 		view: base,
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"make","description":"Build"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","kind":"execute","status":"in_progress","rawInput":{"command":"make","description":"Build"},"content":[` + textItem("Build") + `]}`}},
 			{ev: exec("t1")},
-			{at: 0, ev: prog("t1", "a\n"), want: []string{
+			{ev: prog("t1", "a\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\n```") + `]}`}},
-			{at: 500 * time.Millisecond, ev: prog("t1", "b\n")},
-			{at: 999 * time.Millisecond, ev: prog("t1", "c\n")},
-			{at: time.Second, ev: prog("t1", "d\n"), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\nd\n```") + `]}`}},
-			{at: 1900 * time.Millisecond, ev: prog("t1", "e\n")},
-			{at: 2500 * time.Millisecond, ev: prog("t1", "f\n"), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\nd\ne\nf\n```") + `]}`}},
-			// The final update is never throttled.
-			{at: 2600 * time.Millisecond, ev: withMeta(result("t1", "a\nb\nc\nd\ne\nf\ng\n\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a\nb\nc\nd\ne\nf\ng\n\n","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\nd\ne\nf\ng\n```") + `]}`}},
+			{ev: prog("t1", "b\n"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\n```") + `]}`}},
+			{ev: note("t1", "[timed out after 5ms]"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\n```") + `,` + textItem("[timed out after 5ms]") + `]}`}},
+			// The final update shows the result's output and notes.
+			{ev: withMeta(result("t1", "a\nb\nc\n\n"), `{"exit":2,"notes":"[exit code: 2]"}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a\nb\nc\n\n","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\n```") + `,` + textItem("[exit code: 2]") + `]}`}},
+		},
+	},
+	{
+		name: "terminal without capability: a silent command ends with its notes only, clearing the snapshot when there is nothing",
+		view: base,
+		steps: []step{
+			{ev: call("t1", "bash", `{"command":"true"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+			{ev: withMeta(result("t1", ""), `{"exit":0,"notes":"(no output)"}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","content":[` + textItem("(no output)") + `]}`}},
+			{ev: call("t2", "bash", `{"command":"true"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+			{ev: prog("t2", "\n"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2"}`}},
+			{ev: withMeta(result("t2", "\n"), `{"exit":0}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"\n","content":[]}`}},
+		},
+	},
+	{
+		name: "terminal with capability: notes on lines of their own, repeated in the content; no exit in the output",
+		view: live,
+		steps: []step{
+			{ev: call("t1", "bash", `{"command":"seq 1 9","description":"Count"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"seq 1 9","kind":"execute","status":"in_progress","rawInput":{"command":"seq 1 9","description":"Count"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+			{ev: prog("t1", "1\n2"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"1\n2"}}}`}},
+			{ev: note("t1", "[output truncated; 4 bytes left out here]"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"\n[output truncated; 4 bytes left out here]\n"}}}`}},
+			{ev: prog("t1", "9\n"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"9\n"}}}`}},
+			{ev: withMeta(result("t1", "1\n2\n9\n"), `{"exit":1,"notes":"[exit code: 1]"}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"1\n2\n9\n","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":1,"signal":null}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"},` + textItem("[output truncated; 4 bytes left out here]") + `]}`}},
+			// Nothing streamed (a replay): the result's output, without
+			// its notes.
+			{ev: call("t2", "bash", `{"command":"false"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","kind":"execute","status":"in_progress","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+			{ev: withMeta(result("t2", ""), `{"exit":1,"notes":"(no output)\n[exit code: 1]"}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":1,"signal":null}}}`}},
+		},
+	},
+	{
+		name: "multi-line command: whole in a live terminal's title, one line plus a sh fence otherwise",
+		view: live,
+		steps: []step{
+			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status\nrm -f x.txt","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Clean") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+			{ev: call("t2", "fake_term", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"git status…","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"content":[` + textItem("Clean") + `,` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
+		},
+	},
+	{
+		name: "multi-line command without a live terminal: the fence stays in every snapshot",
+		view: base,
+		steps: []step{
+			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status…","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt"},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
+			{ev: prog("t1", "clean\n"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
+			{ev: withMeta(result("t1", "clean\n"), `{"exit":0}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"clean\n","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
 		},
 	},
 	{
@@ -670,8 +727,14 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
-			{ev: cancelled(result("t1", "partial")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\npartial","_meta":{"terminal_output":{"terminal_id":"t1","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
+			// The result's text is the tool's error, not output.
+			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
+			// A result view that says what was printed is shown.
+			{ev: call("t2", "bash", `{"command":"sleep 60"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+			{ev: withMeta(cancelled(result("t2", "partial")), `{"exit":0}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":"Cancelled by the user.\npartial","_meta":{"terminal_output":{"terminal_id":"t2","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t2","exit_code":null,"signal":"SIGTERM"}}}`}},
 		},
 	},
 	{
@@ -680,8 +743,11 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60","description":"Wait"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"content":[` + textItem("Wait") + `]}`}},
-			{ev: cancelled(result("t1", "partial\n")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\npartial\n","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n[cancelled by the user]\n```") + `]}`}},
+			{ev: prog("t1", "partial\n"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `]}`}},
+			// The output shown so far stays, then the cancel line.
+			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `,` + textItem("[cancelled by the user]") + `]}`}},
 		},
 	},
 	{
@@ -691,7 +757,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"}}`}},
 			{ev: cancelled(result("t1")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\n","content":[` + textItem("```console\n[cancelled by the user]\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\n","content":[` + textItem("[cancelled by the user]") + `]}`}},
 		},
 	},
 	{
@@ -855,7 +921,6 @@ func TestLocationLineBase(t *testing.T) {
 // of output, cut at a character boundary.
 func TestSnapshotTail(t *testing.T) {
 	p := NewPresenter(base, fakeTools())
-	p.now = func() time.Time { return t0 }
 	p.Updates(session.Event{Data: call("t1", "bash", `{"command":"yes"}`)})
 	out := strings.Repeat("€", 3000) + "\n" // 9001 bytes, 3-byte runes
 	us := p.Updates(session.Event{Data: prog("t1", out)})

@@ -2,7 +2,6 @@ package present
 
 import (
 	"strings"
-	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/session"
@@ -16,32 +15,87 @@ import (
 // execute, its description as the first item. An editor with
 // `_meta.terminal_output` (View.TerminalOutput) gets a live terminal (Zed's
 // convention: terminal_info, then terminal_output chunks, then
-// terminal_exit); any other gets the output in a console fence,
-// snapshotted at most every snapshotEvery while it runs.
+// terminal_exit); any other gets the output in a console fence, as a
+// snapshot of its last snapshotTail bytes with every report of the tool
+// (the tool paces its reports; the presenter adds no delay of its own).
+//
+// What a terminal shows is what the program printed: the exit goes in
+// terminal_exit only, never into the output; the tool's Notes (a
+// truncation line, a timeout) and "[cancelled by the user]" are the only
+// other lines, each on a line of its own, and the card's text content
+// repeats them (for every editor: Zed shows nothing of a terminal card
+// but the terminal).
+//
+// Titles: Zed draws a terminal card as the terminal alone, headed by the
+// title as a command block, so a live terminal's title is the whole
+// command, line breaks and all, up to liveTitleBytes. Every other card
+// (no live terminal, or a plain execute card) is titled with the
+// command's first line (tools.CommandTitle). Whenever the title does not
+// hold the whole command, the command follows the description in a sh
+// fence, so that no line of it is only in rawInput (which Zed does not
+// draw). PermissionCard shows the same title and content.
 
-// snapshotEvery is the least time between two output snapshots of a
-// terminal card shown to an editor without live terminals.
-const snapshotEvery = time.Second
-
-// snapshotTail is how much output such a snapshot shows, in bytes.
+// snapshotTail is how much output a snapshot of a terminal card shown to
+// an editor without live terminals holds, in bytes.
 const snapshotTail = 8 << 10
 
+// liveTitleBytes is the longest title of a live terminal card, in bytes:
+// a longer command is cut there (at a character boundary, with "…") and
+// shown whole in the content.
+const liveTitleBytes = 16 << 10
+
+// cancelLine is the last line of a cancelled terminal card (INTERFACE.md).
+const cancelLine = "[cancelled by the user]"
+
+// termState is what the presenter remembers of a terminal card's output.
+type termState struct {
+	head     []acp.ToolCallContent // content items before the output (description, command)
+	sentLive bool                  // live terminal output was sent
+	lastByte byte                  // the last byte sent to the live terminal, 0 before any
+	tail     []byte                // no live terminal: the output so far (its tail)
+	snapped  bool                  // no live terminal: a snapshot was sent
+	notes    []string              // the tool's notes so far
+}
+
 // terminalCall is the card parts of a TerminalCall view: a terminal card
-// when tool declared itself Terminal, else a plain execute card (title and
-// description only).
+// when tool declared itself Terminal, else a plain execute card (title,
+// description and, when the title does not hold it, the command).
 func (r *paths) terminalCall(tool tools.Tool, callID string, v tools.TerminalCall) callParts {
-	parts := callParts{title: oneLine(v.Title), kind: acp.ToolKind(tools.KindExecute)}
+	live := tool.Terminal && r.view.TerminalOutput
+	title, whole := terminalTitle(v.Title, live)
+	parts := callParts{title: title, kind: acp.ToolKind(tools.KindExecute)}
 	if v.Description != "" {
-		parts.content = []acp.ToolCallContent{acp.TextContent(v.Description)}
+		parts.content = append(parts.content, acp.TextContent(v.Description))
+	}
+	if !whole {
+		parts.content = append(parts.content, acp.TextContent(tools.ShellFence(v.Title)))
 	}
 	if !tool.Terminal {
 		return parts
 	}
-	parts.terminal, parts.desc, parts.cwd = true, v.Description, v.Cwd
-	if r.view.TerminalOutput {
+	parts.terminal, parts.head, parts.cwd = true, parts.content[:len(parts.content):len(parts.content)], v.Cwd
+	if live {
 		parts.content = append(parts.content, acp.Terminal{TerminalID: callID})
 	}
 	return parts
+}
+
+// terminalTitle is the title of a card for command: for a live terminal
+// the whole command (blanks around it removed) up to liveTitleBytes, else
+// its one-line form; whole reports whether it holds the whole command.
+func terminalTitle(command string, live bool) (title string, whole bool) {
+	if !live {
+		return tools.CommandTitle(command)
+	}
+	title = strings.TrimSpace(command)
+	if len(title) <= liveTitleBytes {
+		return title, true
+	}
+	n := liveTitleBytes - len("…")
+	for n > 0 && title[n]&0xC0 == 0x80 {
+		n--
+	}
+	return title[:n] + "…", false
 }
 
 // terminalStart is the status and _meta of a terminal card's tool_call:
@@ -58,37 +112,66 @@ func (p *Presenter) terminalStart(c *callState, callID, name, cwd string) (acp.T
 	return status, &acp.ToolCallMeta{TerminalInfo: &acp.TerminalInfo{TerminalID: callID, Cwd: p.abs(cwd)}}
 }
 
-// progress forwards live terminal output: as it comes to a live
-// terminal, else as snapshots of its tail.
+// progress forwards a terminal tool's report: output and notes as they
+// come to a live terminal, else a snapshot of the output's tail (and the
+// notes so far) with every report.
 func (p *Presenter) progress(d session.ToolProgress) []acp.Update {
 	c := p.calls[d.CallID]
-	if c == nil || !c.terminal || d.Progress.Output == "" {
+	out, note := d.Progress.Output, d.Progress.Note
+	if c == nil || !c.terminal || (out == "" && note == "") {
 		return nil
+	}
+	t := &c.term
+	if note != "" {
+		t.notes = append(t.notes, note)
 	}
 	if p.view.TerminalOutput {
-		c.sentLive = true
+		data := out
+		if note != "" {
+			data = t.line(data, note)
+		}
+		t.sent(data)
 		return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID,
-			Meta: &acp.ToolCallMeta{TerminalOutput: &acp.TerminalOutput{TerminalID: d.CallID, Data: d.Progress.Output}}}}
+			Meta: &acp.ToolCallMeta{TerminalOutput: &acp.TerminalOutput{TerminalID: d.CallID, Data: data}}}}
 	}
-	c.tail = appendTail(c.tail, d.Progress.Output, snapshotTail)
-	now := p.now()
-	if now.Sub(c.lastSnap) < snapshotEvery {
-		return nil
-	}
-	c.lastSnap = now
-	return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID, Content: p.terminalContent(c, string(c.tail))}}
+	t.tail = appendTail(t.tail, out, snapshotTail)
+	t.snapped = true
+	return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID, Content: t.content(string(t.tail), strings.Join(t.notes, "\n"))}}
 }
 
-// terminalResult completes u, the final update of terminal card c: the
-// output (the view's, else the tool's text) and the exit code or signal
-// of view (nil when the result view was not a terminal one). A live
-// terminal gets the output not yet streamed and terminal_exit; any other
-// card the output in a console fence. A cancelled call ends with SIGTERM
-// and a "[cancelled by the user]" line.
+// line returns data with line appended on a line of its own (after a line
+// break when the terminal, data included, does not end with one).
+func (t *termState) line(data, line string) string {
+	last := t.lastByte
+	if data != "" {
+		last = data[len(data)-1]
+	}
+	if last != 0 && last != '\n' {
+		data += "\n"
+	}
+	return data + line + "\n"
+}
+
+// sent records data as sent to the live terminal.
+func (t *termState) sent(data string) {
+	if data != "" {
+		t.sentLive, t.lastByte = true, data[len(data)-1]
+	}
+}
+
+// terminalResult completes u, the final update of terminal card c: from
+// the result view (nil when it is not a terminal one: then the tool's
+// text is the output) the output, the notes and the exit code or signal.
+// A live terminal gets the output only when none was streamed (a
+// replay), and terminal_exit; its content repeats the tool's live notes
+// when there were any. Any other card gets the output in a console fence
+// and the notes after it. A cancelled call keeps what was shown, then
+// says it was cancelled; it ends with SIGTERM.
 func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *tools.TerminalResult, text string, cancelled bool) acp.ToolCallUpdate {
-	output, exit, signal := text, (*int)(nil), (*string)(nil)
-	if view != nil && !cancelled {
-		output, exit = view.Output, view.ExitCode
+	t := &c.term
+	output, notes, exit, signal := text, "", (*int)(nil), (*string)(nil)
+	if view != nil {
+		output, notes, exit = view.Output, view.Notes, view.ExitCode
 		if view.Signal != "" {
 			s := view.Signal
 			signal, exit = &s, nil
@@ -96,44 +179,58 @@ func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *too
 	}
 	if cancelled {
 		s := "SIGTERM"
-		signal = &s
+		signal, exit = &s, nil
 		u.RawOutput = acp.JSONString("Cancelled by the user.\n" + text)
+		if view == nil {
+			// The text is the tool's error ("command aborted"), not
+			// output.
+			output = ""
+		}
+		notes = strings.Join(append(append([]string(nil), t.notes...), cancelLine), "\n")
 	}
 	if p.view.TerminalOutput {
 		data := ""
-		if !c.sentLive {
+		if !t.sentLive {
 			data = output
 		}
 		if cancelled {
-			if data != "" && !strings.HasSuffix(data, "\n") {
-				data += "\n"
-			}
-			data += "[cancelled by the user]\n"
+			data = t.line(data, cancelLine)
 		}
 		u.Meta = &acp.ToolCallMeta{
 			TerminalOutput: &acp.TerminalOutput{TerminalID: u.ToolCallID, Data: data},
 			TerminalExit:   &acp.TerminalExit{TerminalID: u.ToolCallID, ExitCode: exit, Signal: signal},
 		}
+		if len(t.notes) > 0 {
+			// Content replaces the whole list: the terminal is sent
+			// again with it.
+			items := append(append([]acp.ToolCallContent(nil), t.head...), acp.Terminal{TerminalID: u.ToolCallID})
+			u.Content = append(items, acp.TextContent(strings.Join(t.notes, "\n")))
+		}
 		return u
 	}
-	if cancelled {
-		if output = strings.TrimRight(output, "\n"); output != "" {
-			output += "\n"
-		}
-		output += "[cancelled by the user]"
+	if cancelled && t.snapped {
+		// What was shown so far stays.
+		output = string(t.tail)
 	}
-	u.Content = p.terminalContent(c, output)
+	u.Content = t.content(output, notes)
+	if u.Content == nil && t.snapped {
+		u.Content = []acp.ToolCallContent{} // clear the last snapshot
+	}
 	return u
 }
 
-// terminalContent is a no-capability terminal card: the description and
-// the output in a console fence longer than any backtick run inside.
-func (p *Presenter) terminalContent(c *callState, output string) []acp.ToolCallContent {
-	var items []acp.ToolCallContent
-	if c.desc != "" {
-		items = append(items, acp.TextContent(c.desc))
+// content is a card without a live terminal: the head items, the output
+// in a console fence longer than any backtick run inside (none when
+// empty), then the notes (none when empty).
+func (t *termState) content(output, notes string) []acp.ToolCallContent {
+	items := append([]acp.ToolCallContent(nil), t.head...)
+	if output = strings.TrimRight(output, "\n"); output != "" {
+		items = append(items, acp.TextContent(tools.ConsoleFence(output)))
 	}
-	return append(items, acp.TextContent(tools.ConsoleFence(strings.TrimRight(output, "\n"))))
+	if notes != "" {
+		items = append(items, acp.TextContent(notes))
+	}
+	return items
 }
 
 // appendTail appends s to tail and keeps at most limit bytes, cut at a

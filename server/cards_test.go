@@ -82,11 +82,12 @@ func cardTools() []tools.Tool {
 					return nil
 				}
 				text := r.Content[0].Text
-				code := 0
+				code, notes := 0, ""
 				if i := strings.LastIndex(text, "\n[exit code: "); i >= 0 {
 					fmt.Sscanf(text[i:], "\n[exit code: %d]", &code)
+					text, notes = text[:i+1], text[i+1:]
 				}
-				return tools.TerminalResult{Output: text, ExitCode: &code}
+				return tools.TerminalResult{Output: text, Notes: notes, ExitCode: &code}
 			},
 		}),
 	}
