@@ -1,5 +1,6 @@
 // Package server assembles the agent the way the binary runs it: a tools
-// registry with the default tools (toolfs, toolbash, tooltodo) and any
+// registry with the default tools (toolfs, toolbash, tooltodo,
+// toolsearch) and any
 // extra ones, the bridge's permission step in the execute chain, the
 // agent loop and the ACP bridge, all from one Options value. cmd/dsh-acp
 // turns flags and environment into Options; the end-to-end tests build
@@ -21,6 +22,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/toolsearch"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
 )
 
@@ -61,7 +63,7 @@ type Options struct {
 	// held in memory.
 	MaxMessageBytes int64
 	// Tools are registered after the default tools (read, write, edit,
-	// bash, bash_output, bash_kill, todo_write), in this order. Each tool
+	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
 	// Class, ConcurrencySafe); nothing else needs to know it. A tool that
 	// fails to register (a name already taken, an invalid schema) is an
@@ -104,6 +106,7 @@ func New(o Options) (*Server, error) {
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New())
+	all = append(all, toolsearch.Tools()...)
 	all = append(all, o.Tools...)
 	for _, t := range all {
 		if err := reg.Register(t); err != nil {

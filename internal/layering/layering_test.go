@@ -50,9 +50,10 @@ var rules = map[string]rule{
 	"toolbash": {ours: append(append([]string{}, toolDeps...), "sandbox")},
 	"tooltodo": {ours: toolDeps},
 	// MCP servers' tools: the tools layer and the official MCP SDK.
-	"toolmcp": {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
-	"agent":   {ours: []string{"llm", "tools", "session"}},
-	"present": {ours: []string{"acp", "session", "tools"}},
+	"toolmcp":    {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"toolsearch": {ours: toolDeps},
+	"agent":      {ours: []string{"llm", "tools", "session"}},
+	"present":    {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
 	// permission memory and modes.
 	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission"}},
@@ -73,6 +74,7 @@ var rules = map[string]rule{
 	"internal/acptest":          {},
 	"internal/diffcmd":          {ours: []string{"hunks"}},
 	"internal/e2etest":          {},
+	"internal/gentree":          {},
 	"internal/layering":         {},
 	"internal/unpriv":           {},
 	"interop":                   {},
