@@ -26,6 +26,11 @@ import (
 // (INTERFACE.md: --max-steps, default 64).
 const DefaultMaxSteps = 64
 
+// DefaultMaxParallel is how many concurrency-safe calls of one response
+// run at once, whatever the CPU count: reads and searches wait on the
+// disk and the editor more than on the CPU.
+const DefaultMaxParallel = 8
+
 // Config is what every turn needs. Client and Tools are required.
 type Config struct {
 	Client llm.Client
@@ -35,7 +40,10 @@ type Config struct {
 	Tools    *tools.Registry
 	Model    string
 	MaxSteps int // model requests per turn; <= 0 means DefaultMaxSteps
-	Log      *slog.Logger
+	// MaxParallel is how many concurrency-safe calls run at once; <= 0
+	// means DefaultMaxParallel.
+	MaxParallel int
+	Log         *slog.Logger
 	// System builds the system prompt for a session cwd; nil uses
 	// SystemPrompt.
 	System func(cwd string) string
@@ -51,6 +59,9 @@ type Agent struct {
 func New(cfg Config) *Agent {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = DefaultMaxParallel
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -245,34 +256,156 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		t.closeOpen(false, "the model did not finish the call")
 		return Outcome{StopReason: session.EndTurn}, false
 	}
-	for i, c := range calls {
+	// The calls run in the model's order; a run of consecutive
+	// concurrency-safe calls runs at once (see runParallel).
+	for i := 0; i < len(calls); {
 		if ctx.Err() != nil {
 			for _, rest := range calls[i:] {
 				t.result(rest.CallID, cancelledResult(rest.CallID), true)
 			}
 			return t.cancelled(), false
 		}
-		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
-		ex := &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Session: t.s.Tools,
-			OnStart: func() { t.emit(session.ToolExec{CallID: c.CallID}) },
-			Progress: func(p tools.Progress) {
-				t.emit(session.ToolProgress{CallID: c.CallID, Progress: p})
-				if p.Plan != nil {
-					t.emit(session.Plan{CallID: c.CallID, Entries: p.Plan})
-				}
-			}}
-		res := cfg.Tools.Execute(ctx, ex)
+		j := i + 1
+		if t.concurrent(calls[i]) {
+			for j < len(calls) && t.concurrent(calls[j]) {
+				j++
+			}
+		}
+		if j-i > 1 {
+			t.runParallel(ctx, calls[i:j])
+		} else {
+			t.runOne(ctx, calls[i])
+		}
 		if ctx.Err() != nil {
-			t.result(c.CallID, cancelledWith(res), true)
-			for _, rest := range calls[i+1:] {
+			for _, rest := range calls[j:] {
 				t.result(rest.CallID, cancelledResult(rest.CallID), true)
 			}
 			return t.cancelled(), false
 		}
-		t.result(c.CallID, res, false)
+		i = j
 	}
 	t.closeOpen(false, "the call was not run")
 	return Outcome{}, true
+}
+
+// concurrent reports whether c's tool declares itself concurrency-safe
+// (an unknown tool is not: it runs alone, and fails).
+func (t *turnRun) concurrent(c session.ToolCallRef) bool {
+	tool, ok := t.a.cfg.Tools.Get(c.Name)
+	return ok && tool.ConcurrencySafe
+}
+
+// exec is the tools.Exec of call c; onStart, when set, runs after the
+// ToolExec event when the call passed every middleware.
+func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
+	return &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Session: t.s.Tools,
+		OnStart: func() {
+			t.emit(session.ToolExec{CallID: c.CallID})
+			if onStart != nil {
+				onStart()
+			}
+		},
+		Progress: func(p tools.Progress) {
+			t.emit(session.ToolProgress{CallID: c.CallID, Progress: p})
+			if p.Plan != nil {
+				t.emit(session.Plan{CallID: c.CallID, Entries: p.Plan})
+			}
+		}}
+}
+
+// runOne runs one call alone and records its result (marked cancelled
+// when the turn was cancelled meanwhile).
+func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) {
+	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, nil))
+	if ctx.Err() != nil {
+		t.result(c.CallID, cancelledWith(res), true)
+		return
+	}
+	t.result(c.CallID, res, false)
+}
+
+// parallelSlot is one call of a parallel run.
+type parallelSlot struct {
+	passed   chan struct{} // closed once the call passed its middlewares or ended
+	passOnce sync.Once
+	done     chan struct{} // closed once res is set, or the call will never run
+	res      tools.Result
+	// cancelled: the turn was cancelled when the call ended; notRun: it
+	// was cancelled before the call started.
+	cancelled, notRun bool
+}
+
+func (p *parallelSlot) pass() { p.passOnce.Do(func() { close(p.passed) }) }
+
+// runParallel runs calls (consecutive concurrency-safe calls of one
+// response) at once, at most cfg.MaxParallel in flight. Every card is
+// announced first, in the model's order. A call starts once the call
+// before it has passed its middlewares (or ended), so the permission
+// prompts of the run are asked one at a time, in order; the calls then
+// overlap. The results are recorded in the model's order, each as soon
+// as it and those before it are done, so the log (and a session/load
+// replay) keeps that order. A cancel stops the calls not yet started
+// (their cards close as cancelled), reaches the running ones through
+// ctx, and waits for them; every call's card is closed before it
+// returns.
+func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) {
+	for _, c := range calls {
+		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+	}
+	slots := make([]*parallelSlot, len(calls))
+	for k := range slots {
+		slots[k] = &parallelSlot{passed: make(chan struct{}), done: make(chan struct{})}
+	}
+	sem := make(chan struct{}, t.a.cfg.MaxParallel)
+	var workers sync.WaitGroup
+	launcher := make(chan struct{})
+	go func() {
+		defer close(launcher)
+		for k, c := range calls {
+			if k > 0 {
+				select {
+				case <-slots[k-1].passed:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() == nil {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				for _, rest := range slots[k:] {
+					rest.notRun = true
+					close(rest.done)
+				}
+				return
+			}
+			slot := slots[k]
+			workers.Go(func() {
+				defer func() { <-sem }()
+				res := t.a.cfg.Tools.Execute(ctx, t.exec(c, slot.pass))
+				slot.res, slot.cancelled = res, ctx.Err() != nil
+				slot.pass()
+				close(slot.done)
+			})
+		}
+	}()
+	for k, c := range calls {
+		slot := slots[k]
+		<-slot.done
+		switch {
+		case slot.notRun:
+			t.result(c.CallID, cancelledResult(c.CallID), true)
+		case slot.cancelled:
+			t.result(c.CallID, cancelledWith(slot.res), true)
+		default:
+			t.result(c.CallID, slot.res, false)
+		}
+	}
+	<-launcher
+	workers.Wait()
 }
 
 // pairCalls matches the response's complete tool calls (in index order)
