@@ -155,7 +155,9 @@ func runParallelTurn(t *testing.T, cfg Config, tl *timeline, mw tools.Middleware
 		}()
 	}
 	done := make(chan Outcome)
-	go func() { done <- a.Turn(ctx, NewSession(store, tools.NewSession("s", t.TempDir())), []tools.Content{tools.Text("go")}, "") }()
+	go func() {
+		done <- a.Turn(ctx, NewSession(store, tools.NewSession("s", t.TempDir())), []tools.Content{tools.Text("go")}, "")
+	}()
 	var out Outcome
 	select {
 	case out = <-done:
