@@ -251,6 +251,11 @@ func (s *scan) find(p []byte, pos int) (ls, le, start int, ok bool) {
 		return -1, 0, 0, false
 	}
 	ms, me := pos+loc[0], pos+loc[1]
+	if ms == len(p) && ms > 0 && p[ms-1] == '\n' {
+		// An empty match after the last line end ("^$", "x*"): there is
+		// no line there.
+		return -1, 0, 0, false
+	}
 	ls = pos
 	if i := bytes.LastIndexByte(p[pos:ms], '\n'); i >= 0 {
 		ls = pos + i + 1
@@ -348,11 +353,11 @@ func (s *scan) before(p []byte, ls, n int) {
 	}
 }
 
-// keepRing stores the last context lines of p (which ends with a line
-// end) with their numbers, after s.lineNo was advanced past p.
+// keepRing keeps the last context lines seen, p's and, when p holds
+// fewer, those of the pieces before it, with their numbers, after
+// s.lineNo was advanced past p (which ends with a line end).
 func (s *scan) keepRing(p []byte) {
 	c := s.e.context
-	s.ring = s.ring[:0]
 	if c == 0 || len(p) == 0 {
 		return
 	}
@@ -363,7 +368,11 @@ func (s *scan) keepRing(p []byte) {
 		lines = append(lines, outLine{n: s.lineNo - k, text: bytes.Clone(p[start:end])})
 		end = start - 1
 	}
+	// lines is newest first; older lines come from the ring.
+	keep := s.ring[max(0, len(s.ring)-(c-len(lines))):]
+	ring := append([]outLine(nil), keep...)
 	for i := len(lines) - 1; i >= 0; i-- {
-		s.ring = append(s.ring, lines[i])
+		ring = append(ring, lines[i])
 	}
+	s.ring = ring
 }
