@@ -84,7 +84,7 @@ var ignoreCases = map[string]string{
 	"{a,b}.brace": "x", "a.brace": "x",
 	"a/deep.txt": "x", "a/x/y/deep.txt": "x",
 	"secret.txt": "x", "sub/secret.txt": "x",
-	"unclosed[": "x",
+	"unclosed[":      "x",
 	"src/.gitignore": "*.go\n!main.go\n/gen/\ntmp.*\n",
 	"src/main.go":    "x", "src/util.go": "x", "src/gen/a.c": "x", "src/deeper/gen/b.c": "x",
 	"src/tmp.c": "x", "src/deeper/tmp.h": "x", "src/deeper/x.go": "x",
