@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/charlievieth/fastwalk"
 )
@@ -27,6 +28,9 @@ type walk struct {
 	// folder at or above root that holds .git, else the session cwd when
 	// root lies in it, else root.
 	top string
+	// bound is the folder the caller was allowed to read: root, or a
+	// folder above it (glob walks below a pattern's literal folders).
+	bound string
 	// rootRel is root relative to top ("" when they are the same), with
 	// "/" separators.
 	rootRel string
@@ -48,7 +52,7 @@ type walk struct {
 // allowed to read (root itself, or a folder above it); links may lead
 // into it or into cwd.
 func newWalk(root, bound, cwd string) *walk {
-	w := &walk{root: root}
+	w := &walk{root: root, bound: bound}
 	w.top = root
 	found := false
 	for d := root; ; d = filepath.Dir(d) {
@@ -90,9 +94,10 @@ func within(dir, p string) bool {
 
 // rootSet builds the rules that apply at root: .git/info/exclude of the
 // top (lowest precedence), then the ignore files of every folder from the
-// top down to root.
-func (w *walk) rootSet() *ignoreSet {
-	var s *ignoreSet
+// top down to root. hidden reports that a folder on the way below
+// w.bound, or root itself when it is below, is ignored: nothing under it
+// is to be seen.
+func (w *walk) rootSet() (s *ignoreSet, hidden bool) {
 	if fi, err := os.Stat(filepath.Join(w.top, ".git")); err == nil && fi.IsDir() {
 		if data, err := os.ReadFile(filepath.Join(w.top, ".git", "info", "exclude")); err == nil {
 			s = s.child("", data)
@@ -108,13 +113,16 @@ func (w *walk) rootSet() *ignoreSet {
 			} else {
 				base += "/" + elem
 			}
+			if dir != w.bound && within(w.bound, dir) && (elem == ".git" || s != nil && s.ignored(base, true)) {
+				hidden = true
+			}
 			s = s.child(base, readIgnoreFiles(dir)...)
 		}
 	}
 	if s == nil {
 		s = &ignoreSet{}
 	}
-	return s
+	return s, hidden
 }
 
 // readIgnoreFiles returns the contents of dir's ignore files that exist.
@@ -144,7 +152,10 @@ func (w *walk) relTop(rel string) string {
 // files (sockets, devices, FIFOs) are skipped. A visit error stops the
 // walk and is returned; so is ctx's error once it is done.
 func (w *walk) run(ctx context.Context, visit func(path, rel string) error) error {
-	top := w.rootSet()
+	top, hidden := w.rootSet()
+	if hidden {
+		return ctx.Err()
+	}
 	w.sets.Store(w.root, top)
 	conf := fastwalk.Config{Follow: true, NumWorkers: max(minWorkers, runtime.GOMAXPROCS(0))}
 	err := fastwalk.Walk(&conf, w.root, func(path string, de fs.DirEntry, err error) error {
@@ -186,8 +197,11 @@ func (w *walk) run(ctx context.Context, visit func(path, rel string) error) erro
 		if typ&fs.ModeSymlink != 0 {
 			st, err := fastwalk.StatDirEntry(path, de)
 			if err != nil {
-				// Dangling, or a loop the kernel refused to follow.
-				w.unreadable.Add(1)
+				// A dangling link, or one that names itself, leads to
+				// nothing to read; other failures are noted.
+				if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ELOOP) {
+					w.unreadable.Add(1)
+				}
 				return nil
 			}
 			if !w.leadsWithin(path) {
