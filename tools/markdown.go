@@ -43,7 +43,10 @@ func MarkdownInline(s string) string {
 		}
 	}
 	fence := strings.Repeat("`", longest+1)
-	if body == "" || body[0] == '`' || body[0] == ' ' || body[len(body)-1] == '`' || body[len(body)-1] == ' ' {
+	if body == "" {
+		return fence + " " + fence
+	}
+	if body[0] == '`' || body[0] == ' ' || body[len(body)-1] == '`' || body[len(body)-1] == ' ' {
 		body = " " + body + " "
 	}
 	return fence + body + fence
