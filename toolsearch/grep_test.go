@@ -445,3 +445,31 @@ func TestCards(t *testing.T) {
 		t.Errorf("error result card %+v, want the fallback", v)
 	}
 }
+
+// BenchmarkGrepTree: one grep call (the tool's Execute: walk, ignore
+// rules, search, output) over a generated tree of 10,000 files, for a
+// literal, a regular expression with a required literal, and a
+// case-insensitive search.
+func BenchmarkGrepTree(b *testing.B) {
+	root := b.TempDir()
+	if _, err := gentree.Generate(root, gentree.Options{Files: 10_000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args obj
+	}{
+		{"literal", obj{"pattern": "needle", "output_mode": "content"}},
+		{"regex", obj{"pattern": `^\s*// ne+dle`, "output_mode": "content"}},
+		{"ignore_case", obj{"pattern": "NEEDLE", "ignore_case": true, "output_mode": "content"}},
+		{"files", obj{"pattern": "needle"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := run(b, Grep(), root, c.args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
