@@ -291,7 +291,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 // concurrent reports whether c's tool declares itself concurrency-safe
 // (an unknown tool is not: it runs alone, and fails).
 func (t *turnRun) concurrent(c session.ToolCallRef) bool {
-	tool, ok := t.a.cfg.Tools.Get(c.Name)
+	tool, ok := t.a.cfg.Tools.Lookup(t.s.Tools, c.Name)
 	return ok && tool.ConcurrencySafe
 }
 

@@ -74,7 +74,7 @@ func TestSearchGoldens(t *testing.T) {
 			us := h.sessionUpdates()
 			checkToolCallsEnd(t, us)
 			for _, u := range us {
-				if u.SessionUpdate == acp.UpdateToolCallUpdate && u.Status == acp.StatusFailed {
+				if c, _ := toolCard(u); c.Status == acp.StatusFailed {
 					t.Errorf("a search failed: %+v", u)
 				}
 			}
@@ -114,10 +114,10 @@ func TestSearchPermission(t *testing.T) {
 				b, _ := json.Marshal(tc)
 				t.Errorf("permission card %s", b)
 			}
-			final := map[string]acp.SessionUpdate{}
+			final := map[string]acp.ToolCallUpdate{}
 			for _, u := range h.sessionUpdates() {
-				if u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed {
-					final[u.ToolCallID] = u
+				if c, _ := toolCard(u); isFinal(u) {
+					final[c.ToolCallID] = c
 				}
 			}
 			if final["call_00_0"].Status != acp.StatusCompleted || final["call_01_0"].Status != acp.StatusCompleted || final["call_02_0"].Status != acp.StatusFailed {
@@ -225,11 +225,11 @@ func writeFiles(t *testing.T, dir string, names ...string) {
 
 // finals returns the ids of the final updates (completed or failed) in
 // the order they came, with their status.
-func finals(us []acp.SessionUpdate) []string {
+func finals(us []acp.Update) []string {
 	var out []string
 	for _, u := range us {
-		if u.SessionUpdate == acp.UpdateToolCallUpdate && (u.Status == acp.StatusCompleted || u.Status == acp.StatusFailed) {
-			out = append(out, u.ToolCallID+":"+string(u.Status))
+		if c, _ := toolCard(u); isFinal(u) {
+			out = append(out, c.ToolCallID+":"+string(c.Status))
 		}
 	}
 	return out
@@ -263,8 +263,8 @@ func TestParallelReadsE2E(t *testing.T) {
 	checkToolCallsEnd(t, us)
 	var announced []string
 	for _, u := range us {
-		if u.SessionUpdate == acp.UpdateToolCall {
-			announced = append(announced, u.ToolCallID)
+		if c, ok := u.(acp.ToolCall); ok {
+			announced = append(announced, c.ToolCallID)
 		}
 	}
 	if fmt.Sprint(announced) != "[call_00_0 call_00_1 call_00_2]" {
@@ -359,7 +359,7 @@ func TestParallelCancelE2E(t *testing.T) {
 	}
 	waitFor(t, func() bool {
 		for _, u := range h.sessionUpdates() {
-			if u.ToolCallID == "call_00_0" && u.Status == acp.StatusCompleted {
+			if c, _ := toolCard(u); c.ToolCallID == "call_00_0" && c.Status == acp.StatusCompleted {
 				return true
 			}
 		}
