@@ -19,7 +19,7 @@ const (
 const chunkSize = 256 << 10
 
 // maxLineBuffer bounds the buffer grown for one very long line; a file
-// with a longer line is searched up to there and marked cut.
+// with a longer line is left out like a binary file.
 const maxLineBuffer = 64 << 20
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
@@ -94,14 +94,14 @@ func (e *engine) search(r io.Reader) (fileResult, error) {
 			if cut < 0 {
 				// One line longer than the buffer: grow it.
 				if len(buf) >= maxLineBuffer {
-					s.res.more = true
-					piece = piece[:n]
-				} else {
-					nb := make([]byte, 2*len(buf))
-					copy(nb, buf[:n])
-					buf = nb
-					continue
+					// No text file has such a line: leave it out, like a
+					// binary file.
+					return fileResult{binary: true}, nil
 				}
+				nb := make([]byte, 2*len(buf))
+				copy(nb, buf[:n])
+				buf = nb
+				continue
 			} else {
 				piece = piece[:cut+1]
 			}
