@@ -31,18 +31,3 @@ func TestMarkdownInline(t *testing.T) {
 		}
 	}
 }
-
-func TestCodeFence(t *testing.T) {
-	for _, c := range []struct{ info, in, want string }{
-		{"", "a\n\n", "```\na\n```"},
-		{"console", "x ``` y", "````console\nx ``` y\n````"},
-		{"", "", "```\n\n```"},
-	} {
-		if got := CodeFence(c.info, c.in); got != c.want {
-			t.Errorf("CodeFence(%q, %q) = %q, want %q", c.info, c.in, got, c.want)
-		}
-	}
-	if ConsoleFence("ls\n") != "```console\nls\n```" {
-		t.Errorf("ConsoleFence = %q", ConsoleFence("ls\n"))
-	}
-}
