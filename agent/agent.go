@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/session"
@@ -79,14 +80,26 @@ type Session struct {
 	Tools tools.Session
 
 	mu      sync.Mutex
+	ready   bool // turn and usedIDs were read from the store
 	turn    int
 	usedIDs map[string]bool
 }
 
-// NewSession returns a session over store whose tools see ts.
+// NewSession returns a session over store whose tools see ts. The
+// store's events (the last turn number, the tool call ids used) are read
+// at the first turn, so a store whose log is decoded lazily (a resumed
+// session) is not decoded here.
 func NewSession(store *session.Store, ts tools.Session) *Session {
-	s := &Session{Store: store, Tools: ts, usedIDs: map[string]bool{}}
-	for _, ev := range store.Events() {
+	return &Session{Store: store, Tools: ts, usedIDs: map[string]bool{}}
+}
+
+// prepare reads the store's events once (s.mu held).
+func (s *Session) prepare() {
+	if s.ready {
+		return
+	}
+	s.ready = true
+	for _, ev := range s.Store.Events() {
 		switch d := ev.Data.(type) {
 		case session.TurnStart:
 			s.turn = max(s.turn, d.Turn)
@@ -94,7 +107,6 @@ func NewSession(store *session.Store, ts tools.Session) *Session {
 			s.usedIDs[d.CallID] = true
 		}
 	}
-	return s
 }
 
 // Outcome is how a turn ended: an ACP stop reason, or Err when the prompt
@@ -123,6 +135,7 @@ func (e *TurnError) Unwrap() error { return e.Err }
 // every tool call it announced is closed.
 func (a *Agent) Turn(ctx context.Context, s *Session, prompt []tools.Content, title string) Outcome {
 	s.mu.Lock()
+	s.prepare()
 	s.turn++
 	turn := s.turn
 	s.mu.Unlock()
@@ -186,6 +199,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	req := llm.Request{
 		Model:    cfg.Model,
 		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events())...),
+		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
@@ -485,6 +499,7 @@ func cancelledWith(r tools.Result) tools.Result {
 func (s *Session) claimID(modelID string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.prepare()
 	id := modelID
 	for id == "" || s.usedIDs[id] {
 		var b [12]byte
@@ -493,6 +508,24 @@ func (s *Session) claimID(modelID string) string {
 	}
 	s.usedIDs[id] = true
 	return id
+}
+
+// RetryNotice is the user notice of a model request about to be
+// retried (after HTTP 429, a 5xx or no response): a warning that says
+// what failed and when the next attempt comes.
+func RetryNotice(r llm.Retry) tools.Notice {
+	what := "The model endpoint did not answer"
+	switch {
+	case r.Status == 429:
+		what = "The model endpoint is rate limiting requests (HTTP 429)"
+	case r.Status >= 500:
+		what = fmt.Sprintf("The model endpoint failed (HTTP %d)", r.Status)
+	case r.Status != 0:
+		what = fmt.Sprintf("The model endpoint answered HTTP %d", r.Status)
+	}
+	desc := fmt.Sprintf("%s: %s. Attempt %d of %d failed; retrying in %s.", what, strings.TrimSuffix(r.Message, "."),
+		r.Attempt, r.MaxAttempts, r.Wait.Round(100*time.Millisecond))
+	return tools.Notice{Severity: tools.NoticeWarning, Title: "Retrying the model request", Description: desc}
 }
 
 // modelError turns a model client error into a TurnError.

@@ -99,7 +99,7 @@ func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no pid")
 	}
-	if _, err := b.load(context.Background(), s.id, cwd, s); err != nil {
+	if _, err := b.reopen(context.Background(), reopenReq{id: s.id, cwd: cwd, live: s}, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.CloseSession(context.Background(), acp.CloseSessionRequest{SessionID: s.id}); err != nil {

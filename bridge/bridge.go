@@ -1,8 +1,8 @@
 // Package bridge implements the ACP agent side: a *Bridge is an acp.Agent
-// (with the optional interfaces for load, list, close and modes) that
-// serves the editor's requests, keeps each session's capability snapshot,
-// and turns the agent loop's events into `session/update`s through one
-// present.Presenter per session.
+// (with the optional interfaces for load, resume, list, close, delete,
+// fork and modes) that serves the editor's requests, keeps each
+// session's capability snapshot, and turns the agent loop's events into
+// `session/update`s through one present.Presenter per session.
 package bridge
 
 import (
@@ -62,11 +62,15 @@ type Bridge struct {
 
 // liveSession is a session open in this process.
 type liveSession struct {
-	id    string
-	cwd   string
-	view  present.View
-	agent *agent.Session
-	pres  *present.Presenter
+	id  string
+	cwd string
+	// dirs are the additional workspace roots in force (absolute, clean).
+	dirs []string
+	// notices: the editor advertised `session.notices`.
+	notices bool
+	view    present.View
+	agent   *agent.Session
+	pres    *present.Presenter
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
@@ -89,11 +93,14 @@ func New(cfg Config) *Bridge {
 
 // The ACP interfaces a Bridge serves (initialize advertises them).
 var (
-	_ acp.Agent         = (*Bridge)(nil)
-	_ acp.SessionLoader = (*Bridge)(nil)
-	_ acp.SessionLister = (*Bridge)(nil)
-	_ acp.SessionCloser = (*Bridge)(nil)
-	_ acp.ModeSetter    = (*Bridge)(nil)
+	_ acp.Agent          = (*Bridge)(nil)
+	_ acp.SessionLoader  = (*Bridge)(nil)
+	_ acp.SessionLister  = (*Bridge)(nil)
+	_ acp.SessionCloser  = (*Bridge)(nil)
+	_ acp.ModeSetter     = (*Bridge)(nil)
+	_ acp.SessionResumer = (*Bridge)(nil)
+	_ acp.SessionDeleter = (*Bridge)(nil)
+	_ acp.SessionForker  = (*Bridge)(nil)
 )
 
 // Serve starts serving the editor on r/w and returns the connection; wait
@@ -137,8 +144,9 @@ func (b *Bridge) Cancel(_ context.Context, p acp.CancelNotification) error {
 }
 
 // Initialize implements acp.Agent: it keeps the editor's capabilities
-// for the sessions to come. The optional methods' capability bits are
-// filled in by the acp method table.
+// for the sessions to come, and offers additionalDirectories. The
+// optional methods' capability bits (load, list, close, resume, delete,
+// fork) are filled in by the acp method table.
 func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	b.mu.Lock()
 	b.caps = acp.ClientCapabilities{}
@@ -148,10 +156,11 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	b.clientInfo = p.ClientInfo
 	b.mu.Unlock()
 	return acp.InitializeResponse{
-		ProtocolVersion:   acp.ProtocolVersion,
-		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true}},
-		AuthMethods:       []acp.AuthMethod{},
-		AgentInfo:         &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
+		ProtocolVersion: acp.ProtocolVersion,
+		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}}},
+		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
 }
 
@@ -163,7 +172,9 @@ func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp
 }
 
 // NewSession implements acp.Agent: a session in cwd (an existing
-// absolute directory), in the configured mode.
+// absolute directory) with its additional directories (existing
+// absolute directories, kept in the log's header), in the configured
+// mode.
 func (b *Bridge) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
@@ -171,19 +182,28 @@ func (b *Bridge) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.New
 	if st, err := os.Stat(p.Cwd); err != nil || !st.IsDir() {
 		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd is not a directory: %q", p.Cwd)
 	}
-	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
-		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
-			"mcpServers", len(p.McpServers), "additionalDirectories", len(p.AdditionalDirectories))
+	dirs, err := checkDirectories(p.AdditionalDirectories)
+	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	if len(p.McpServers) > 0 {
+		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", len(p.McpServers))
 	}
 	id := newSessionID()
-	s := b.openSession(id, filepath.Clean(p.Cwd), nil)
+	cwd := filepath.Clean(p.Cwd)
+	s := b.buildSession(id, cwd, dirs, b.newStore(id, cwd, dirs))
+	b.register(s)
 	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode())}, nil
 }
 
-// openSession registers a live session with the current capability
-// snapshot; a nil store is a new one (logged under StateDir).
+// openSession registers a live session without additional directories
+// with the current capability snapshot; a nil store is a new one (logged
+// under StateDir).
 func (b *Bridge) openSession(id, cwd string, store *session.Store) *liveSession {
-	s := b.buildSession(id, cwd, store)
+	if store == nil {
+		store = b.newStore(id, cwd, nil)
+	}
+	s := b.buildSession(id, cwd, nil, store)
 	b.register(s)
 	return s
 }
@@ -198,18 +218,18 @@ func (b *Bridge) register(s *liveSession) {
 }
 
 // buildSession makes a session over store with the current capability
-// snapshot, not yet registered.
-func (b *Bridge) buildSession(id, cwd string, store *session.Store) *liveSession {
+// snapshot and the additional directories dirs, not yet registered.
+func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Store) *liveSession {
 	b.mu.Lock()
 	caps, info := b.caps, b.clientInfo
 	b.mu.Unlock()
 	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
-	s := &liveSession{id: id, cwd: cwd, view: view}
+	s := &liveSession{id: id, cwd: cwd, dirs: dirs, view: view,
+		notices: caps.Session != nil && caps.Session.Notices != nil}
 	s.pres = present.NewPresenter(view, b.cfg.Tools)
-	if store == nil {
-		store = b.newStore(id, cwd)
-	}
 	ts := tools.NewSession(id, cwd)
+	tools.SetAdditionalDirectories(ts, dirs)
+	tools.SetNotifier(ts, func(n tools.Notice) { b.notify(s, n) })
 	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
 	ts.Value(permKey{}, func() any { return s.perm })
 	s.pres.WillAsk = s.perm.willAsk
@@ -249,7 +269,7 @@ func (b *Bridge) session(id string) *liveSession {
 
 // CloseSession implements acp.SessionCloser: the session's turn is
 // cancelled, its tool state (background commands) closed and its log
-// released; it can be loaded again.
+// released; it can be loaded or resumed again.
 func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
 	b.mu.Lock()
 	s := b.sessions[p.SessionID]
@@ -319,7 +339,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	s.turns++
-	first := s.turns == 1 && len(s.agent.Store.Events()) == 0
+	first := s.turns == 1 && s.agent.Store.Len() == 0
 	s.mu.Unlock()
 	return func(context.Context) (acp.PromptResponse, error) {
 		defer func() {
@@ -329,6 +349,10 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 			cancel()
 			b.releaseLog(s)
 		}()
+		// A resumed session's log is decoded here, at its first turn.
+		if err := s.agent.Store.Ready(); err != nil {
+			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
+		}
 		title := ""
 		if first {
 			title = Title(content)

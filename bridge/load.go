@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
-	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // loadState is the set of session ids being loaded, so that a second
@@ -51,133 +50,191 @@ func (l *loadState) busy(id string) bool {
 }
 
 // newStore returns the event store of a new session: logged to
-// StateDir/…/<id>.jsonl (created with the first event), or in memory only
-// when the bridge has no state directory.
-func (b *Bridge) newStore(id, cwd string) *session.Store {
+// StateDir/…/<id>.jsonl (created with the first event; its header holds
+// cwd and dirs), or in memory only when the bridge has no state
+// directory.
+func (b *Bridge) newStore(id, cwd string, dirs []string) *session.Store {
 	if b.cfg.StateDir == "" {
 		return session.NewStore(nil)
 	}
 	h := session.NewHeader(id, cwd, time.Now().UnixMilli())
+	h.AdditionalDirectories = dirs
 	return session.NewLoggedStore(nil, session.NewLog(session.LogPath(b.cfg.StateDir, cwd, id), h), nil)
 }
 
 // LoadSession implements acp.SessionLoader. On the read goroutine it
-// validates `session/load` and claims the session id (a prompt or
-// another load of it is refused until the load has answered); the load
-// itself runs in the returned function.
+// validates `session/load` and claims the session id (a prompt, or
+// another load, resume, fork or delete of it, is refused until the load
+// has answered); the load itself runs in the returned function.
 func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.Deferred[acp.LoadSessionResponse], error) {
-	if p.SessionID == "" {
-		return nil, acp.InvalidParams("Invalid params: sessionId is required")
+	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, len(p.McpServers))
+	if err != nil {
+		return nil, err
 	}
-	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
+	return func(ctx context.Context) (acp.LoadSessionResponse, error) {
+		defer b.loads.release(p.SessionID)
+		s, err := b.reopen(ctx, r, true)
+		if err != nil {
+			return acp.LoadSessionResponse{}, err
+		}
+		return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
+	}, nil
+}
+
+// reopenReq is a validated session/load or session/resume.
+type reopenReq struct {
+	id, cwd string
+	dirs    []string
+	// live is the session of that id open here when the request was
+	// read (nil when none).
+	live *liveSession
+}
+
+// prepareReopen validates the params of a session/load or
+// session/resume on the read goroutine and claims the id (released by
+// the caller's second stage). A prompt running in the live session is
+// -32602: reopening must not race a turn.
+func (b *Bridge) prepareReopen(id, cwd string, dirs []string, mcpServers int) (reopenReq, error) {
+	if id == "" {
+		return reopenReq{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
-	if len(p.McpServers) > 0 || len(p.AdditionalDirectories) > 0 {
-		b.log.Info("MCP servers and additional directories are not supported yet; ignoring them",
-			"mcpServers", len(p.McpServers), "additionalDirectories", len(p.AdditionalDirectories))
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return reopenReq{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", cwd)
 	}
-	live := b.session(p.SessionID)
+	dirs, err := checkDirectories(dirs)
+	if err != nil {
+		return reopenReq{}, err
+	}
+	if mcpServers > 0 {
+		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", mcpServers)
+	}
+	live := b.session(id)
 	if live != nil {
 		live.mu.Lock()
 		running := live.cancel != nil
 		live.mu.Unlock()
 		if running {
-			return nil, acp.InvalidParams("Invalid params: session %s has a prompt running; it cannot be loaded until that prompt ends", p.SessionID)
+			return reopenReq{}, acp.InvalidParams("Invalid params: session %s has a prompt running; it cannot be reopened until that prompt ends", id)
 		}
 	}
-	if !b.loads.claim(p.SessionID) {
-		return nil, acp.InvalidParams("Invalid params: session %s is already being loaded", p.SessionID)
+	if !b.loads.claim(id) {
+		return reopenReq{}, acp.InvalidParams("Invalid params: session %s is already being opened, forked or deleted", id)
 	}
-	cwd := filepath.Clean(p.Cwd)
-	return func(ctx context.Context) (acp.LoadSessionResponse, error) {
-		defer b.loads.release(p.SessionID)
-		return b.load(ctx, p.SessionID, cwd, live)
-	}, nil
+	return reopenReq{id: id, cwd: filepath.Clean(cwd), dirs: dirs, live: live}, nil
 }
 
-// load opens session id: the live one (the editor reconnecting; its mode
-// is kept) or the one logged under the state directory (repaired if a
-// crash left it open; its last logged mode, if any, is restored),
-// replays its whole history to the editor, then registers it with a
-// fresh capability snapshot, presenter and tool state, and answers.
-func (b *Bridge) load(ctx context.Context, id, cwd string, live *liveSession) (acp.LoadSessionResponse, error) {
-	var store *session.Store
-	mode := ""
-	if live != nil && b.session(id) == live {
-		if live.cwd != cwd {
-			return acp.LoadSessionResponse{}, cwdMismatch(cwd, live.cwd)
+// reopen opens session r.id for session/load (replay) or session/resume:
+// the live one (the editor reattaching; its mode, remembered answers and
+// tool state are kept) or the one logged under the state directory
+// (repaired if a crash left it open; what restore reads of its events
+// comes back). With replay its whole history is sent to the editor
+// first; without, a logged session's events are decoded only when its
+// next turn needs them (session.ReadLogLazy). The session is then
+// registered with a fresh capability snapshot, presenter and tool
+// state, and with r.dirs as its additional directories.
+func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSession, error) {
+	var (
+		store  *session.Store
+		events []session.Event // what restore reads
+		dirs   []string        // the additional directories in force before
+		from   *liveSession
+	)
+	if live := r.live; live != nil && b.session(r.id) == live {
+		if live.cwd != r.cwd {
+			return nil, cwdMismatch(r.cwd, live.cwd)
 		}
-		store, mode = live.agent.Store, live.perm.currentMode()
+		store, dirs, from = live.agent.Store, live.dirs, live
+		if replay {
+			events = store.Events()
+		}
 	} else {
-		var err error
-		if store, err = b.openLogged(id, cwd); err != nil {
-			return acp.LoadSessionResponse{}, err
+		ld, err := b.openLogged(r.id, r.cwd, !replay)
+		if err != nil {
+			return nil, err
+		}
+		store, dirs = ld.store, ld.dirs
+		events = ld.events
+	}
+	s := b.buildSession(r.id, r.cwd, r.dirs, store)
+	if replay {
+		if err := b.replay(ctx, s, events); err != nil {
+			if from == nil {
+				_ = store.Close()
+			}
+			return nil, err
 		}
 	}
-	events := store.Events()
-	s := b.buildSession(id, cwd, store)
-	if live != nil && b.session(id) == live {
-		// The old tool state's background commands and notices carry
-		// over to the reconnected session.
-		tools.Inherit(s.agent.Tools, live.agent.Tools)
+	carry := carryNone
+	if from != nil {
+		carry = carryShare
 	}
-	if err := b.replay(ctx, s, events); err != nil {
-		if live == nil {
-			_ = store.Close()
-		}
-		return acp.LoadSessionResponse{}, err
-	}
-	if mode == "" {
-		mode = lastMode(events)
-	}
-	if mode != "" {
-		s.perm.setMode(mode)
-	}
-	restoreRules(s.perm.mem, events)
+	b.restore(s, events, from, carry)
 	b.register(s)
-	return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
+	b.noteDirectories(s, dirs)
+	return s, nil
+}
+
+// logged is a session log opened to be continued.
+type logged struct {
+	store *session.Store
+	// events are the logged events (all of them, or, read lazily, those
+	// restore reads); dirs are the additional directories in force at
+	// the log's end.
+	events []session.Event
+	dirs   []string
 }
 
 // openLogged reads, checks and (when a crash left it torn or open)
-// repairs session id's log, and returns a store that continues it.
-func (b *Bridge) openLogged(id, cwd string) (*session.Store, error) {
+// repairs session id's log, and returns a store that continues it. With
+// lazy, only the events restore reads are decoded now (the store decodes
+// the rest on first need).
+func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
 	if b.cfg.StateDir == "" {
-		return nil, unknownSession(id)
+		return logged{}, unknownSession(id)
 	}
 	path, err := session.Find(b.cfg.StateDir, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, unknownSession(id)
+		return logged{}, unknownSession(id)
 	}
 	if err != nil {
-		return nil, logError(id, "LOG_UNREADABLE", err)
+		return logged{}, logError(id, "LOG_UNREADABLE", err)
 	}
 	// The lock comes first: a log another process writes is neither
 	// read half-written nor "repaired" under it.
-	ld, err := session.ReadLogLocked(path)
+	var ld *session.Loaded
+	if lazy {
+		ld, err = session.ReadLogLazyLocked(path, restoredType)
+	} else {
+		ld, err = session.ReadLogLocked(path)
+	}
 	if err != nil {
 		var ce *session.CorruptError
 		if errors.As(err, &ce) {
-			return nil, logError(id, "LOG_CORRUPT", fmt.Errorf("%w; the file was left unchanged", err))
+			return logged{}, logError(id, "LOG_CORRUPT", fmt.Errorf("%w; the file was left unchanged", err))
 		}
 		if le := lockedError(id, err); le != nil {
-			return nil, le
+			return logged{}, le
 		}
-		return nil, logError(id, "LOG_UNREADABLE", err)
+		return logged{}, logError(id, "LOG_UNREADABLE", err)
 	}
 	if ld.Header.Cwd != cwd {
 		ld.Release()
-		return nil, cwdMismatch(cwd, ld.Header.Cwd)
+		return logged{}, cwdMismatch(cwd, ld.Header.Cwd)
 	}
 	dropped, synthetic := ld.Dropped(), ld.Synthetic
 	log, err := ld.Open()
 	if err != nil {
-		return nil, logError(id, "LOG_REPAIR_FAILED", err)
+		return logged{}, logError(id, "LOG_REPAIR_FAILED", err)
 	}
 	if ld.Backup != "" {
 		b.log.Warn("repaired a session log left by a crash", "session", id, "path", path,
 			"backup", ld.Backup, "droppedBytes", dropped, "syntheticEvents", synthetic)
 	}
-	return session.NewLoggedStore(ld.Events, log, nil), nil
+	events := ld.Events
+	if lazy {
+		events = ld.Selected
+	}
+	return logged{store: ld.NewStore(log, nil), events: events, dirs: lastDirectories(ld.Header, events)}, nil
 }
 
 // lockedError is the -32603 error, with data {"reason": "LOG_LOCKED",

@@ -55,7 +55,7 @@ func (p *permState) setMode(m string) {
 // would refuse, touch nothing here: such calls are judged by their class
 // alone (and refused arguments never run).
 func (p *permState) call(name string, args json.RawMessage) permission.Call {
-	c := permission.Call{Tool: name, Cwd: p.s.cwd}
+	c := permission.Call{Tool: name, Cwd: p.s.cwd, Dirs: p.s.dirs}
 	tool, ok := p.b.cfg.Tools.Get(name)
 	if !ok {
 		return c

@@ -85,7 +85,7 @@ func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 		rec = startRecording(h.RecordDir, body, h.APIKey, h.logger())
 		defer rec.close()
 	}
-	res, err := h.stream(ctx, body, rec, onDelta)
+	res, err := h.stream(ctx, body, rec, onDelta, req.OnRetry)
 	if e, ok := err.(*Error); ok {
 		e.Message = h.redact(e.Message)
 	}
@@ -93,7 +93,7 @@ func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 }
 
 // stream runs the attempts.
-func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta func(Delta)) (*Response, error) {
+func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta func(Delta), onRetry func(Retry)) (*Response, error) {
 	url := strings.TrimRight(h.baseURL(), "/") + "/chat/completions"
 	log := h.logger()
 	maxAttempts := h.MaxAttempts
@@ -124,6 +124,10 @@ func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta f
 		}
 		log.Warn("model request failed, retrying", "code", failure.Code, "status", failure.Status,
 			"attempt", attempt, "wait", wait, "err", h.redact(failure.Error()))
+		if onRetry != nil {
+			onRetry(Retry{Attempt: attempt, MaxAttempts: maxAttempts, Code: failure.Code, Status: failure.Status,
+				Message: h.redact(failure.Message), Wait: wait})
+		}
 		if err := sleep(ctx, wait); err != nil {
 			return nil, cancelled(ctx)
 		}

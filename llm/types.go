@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Message is one entry of the conversation sent to the model.
@@ -37,10 +38,26 @@ type ToolSchema struct {
 
 // Request is one chat-completions call. Tools is left out of the body when
 // empty; the body always asks for a stream with usage (stream_options).
+// OnRetry, when set, is called (on the Stream caller's goroutine) each
+// time a failed attempt is about to be retried, before the wait; it is
+// not part of the body.
 type Request struct {
 	Model    string
 	Messages []Message
 	Tools    []ToolSchema
+	OnRetry  func(Retry)
+}
+
+// Retry describes a failed attempt that is about to be retried: its
+// number (1-based) of MaxAttempts in all, the failure's Code and HTTP
+// Status (0 when no response came), its Message (with the API key
+// redacted), and the Wait before the next attempt.
+type Retry struct {
+	Attempt, MaxAttempts int
+	Code                 string
+	Status               int
+	Message              string
+	Wait                 time.Duration
 }
 
 // DeltaKind tells what a Delta carries.

@@ -78,6 +78,11 @@ type Call struct {
 	Dir string
 	// Cwd is the session's absolute working directory.
 	Cwd string
+	// Dirs are the session's additional workspace roots (ACP
+	// additionalDirectories, absolute): paths under them are inside the
+	// project, as paths under Cwd are. Relative paths and command text
+	// are still judged against Cwd alone.
+	Dirs []string
 }
 
 // Memory holds a session's remembered answers (allow_always and
@@ -95,6 +100,24 @@ type pathKey struct{ tool, path string }
 // NewMemory returns an empty memory.
 func NewMemory() *Memory {
 	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[pathKey]bool{}}
+}
+
+// Clone returns a memory holding the same answers as m, which later
+// answers to either do not change (a forked session's copy).
+func (m *Memory) Clone() *Memory {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := NewMemory()
+	for k, v := range m.tools {
+		c.tools[k] = v
+	}
+	for k, v := range m.prefixes {
+		c.prefixes[k] = v
+	}
+	for k, v := range m.paths {
+		c.paths[k] = v
+	}
+	return c
 }
 
 // Decide returns what to do with c in mode, and a reason for the model
@@ -182,8 +205,9 @@ func specialPaths(mode string, c Call) []string {
 	return out
 }
 
-// Outside returns the resolved paths of c that lie outside its cwd (the
-// real absolute paths a prompt shows), in order.
+// Outside returns the resolved paths of c that lie outside its cwd and
+// its additional directories (the real absolute paths a prompt shows),
+// in order.
 func Outside(c Call) []string { return outsidePaths(c) }
 
 // unasked reports whether calls of class run without asking in every
@@ -279,7 +303,8 @@ func (m *Memory) Restore(r Rule) {
 	}
 }
 
-// outsidePaths returns the resolved paths of c that are not inside its cwd.
+// outsidePaths returns the resolved paths of c that are neither inside
+// its cwd nor inside one of its additional directories.
 func outsidePaths(c Call) []string {
 	var out []string
 	for _, p := range c.Paths {
@@ -287,11 +312,37 @@ func outsidePaths(c Call) []string {
 			continue
 		}
 		r := Resolve(c.Cwd, p)
-		if !Inside(c.Cwd, r) {
+		if !insideProject(c, r) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// insideProject reports whether the resolved path r is inside c's cwd or
+// one of its additional directories.
+func insideProject(c Call, r string) bool {
+	if Inside(c.Cwd, r) {
+		return true
+	}
+	for _, d := range c.Dirs {
+		if d != "" && Inside(d, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// runsCodeInProject reports whether the resolved path r is a file that
+// runs code (RunsCode) below c's cwd or one of its additional
+// directories.
+func runsCodeInProject(c Call, r string) bool {
+	for _, root := range append([]string{c.Cwd}, c.Dirs...) {
+		if root != "" && Inside(root, r) && RunsCode(root, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Note is one reason a call asks on its own, for the prompt (see Explain).
@@ -321,7 +372,7 @@ func Explain(mode string, c Call) []Note {
 		if p == "" {
 			continue
 		}
-		if r := Resolve(c.Cwd, p); Inside(c.Cwd, r) && RunsCode(c.Cwd, r) {
+		if r := Resolve(c.Cwd, p); runsCodeInProject(c, r) {
 			out = append(out, Note{Path: r, Text: "Runs code: " + r + " (git runs commands from .git/ config and hooks; direnv runs .envrc)"})
 		}
 	}

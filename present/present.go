@@ -82,20 +82,22 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		if d.Text == "" {
 			return nil
 		}
+		id := session.AssistantMessageID(d.Turn, d.Step)
 		if d.Kind == session.ChunkReasoning {
-			return []acp.Update{acp.AgentThoughtChunk{Content: acp.TextBlock(d.Text)}}
+			return []acp.Update{acp.AgentThoughtChunk{Content: acp.TextBlock(d.Text), MessageID: id}}
 		}
-		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(d.Text)}}
+		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(d.Text), MessageID: id}}
 	case session.AssistantMessage:
 		if !p.view.Replay {
 			return nil
 		}
 		var out []acp.Update
+		id := session.AssistantMessageID(d.Turn, d.Step)
 		if d.Reasoning != "" {
-			out = append(out, acp.AgentThoughtChunk{Content: acp.TextBlock(d.Reasoning)})
+			out = append(out, acp.AgentThoughtChunk{Content: acp.TextBlock(d.Reasoning), MessageID: id})
 		}
 		if d.Text != "" {
-			out = append(out, acp.AgentMessageChunk{Content: acp.TextBlock(d.Text)})
+			out = append(out, acp.AgentMessageChunk{Content: acp.TextBlock(d.Text), MessageID: id})
 		}
 		return out
 	case session.UserMessage:
@@ -103,10 +105,13 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			return nil
 		}
 		var out []acp.Update
+		id := session.UserMessageID(d.Turn)
 		for _, c := range d.Content {
-			out = append(out, acp.UserMessageChunk{Content: acp.TextBlock(c.Text)})
+			out = append(out, acp.UserMessageChunk{Content: acp.TextBlock(c.Text), MessageID: id})
 		}
 		return out
+	case session.Notice:
+		return []acp.Update{acp.Notice{Severity: d.Severity, Title: d.Title, Description: d.Description}}
 	case session.ToolStart:
 		return p.toolStart(d)
 	case session.ToolCall:
@@ -147,7 +152,7 @@ func (p *Presenter) toolStart(d session.ToolStart) []acp.Update {
 		return nil
 	}
 	c.announced = true
-	return new(card).one(acp.ToolCall{ToolCallID: d.CallID, Title: oneLine(d.Name),
+	return new(card).one(acp.ToolCall{ToolCallID: d.CallID, Title: oneLine(d.Name), Name: d.Name,
 		Kind: acp.ToolKind(tools.KindOther), Status: acp.StatusPending})
 }
 
@@ -174,7 +179,7 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.Update {
 	}
 	if parts.terminal || !c.announced {
 		c.announced = true
-		return w.one(acp.ToolCall{ToolCallID: d.CallID, Title: parts.title, Kind: parts.kind, Status: status,
+		return w.one(acp.ToolCall{ToolCallID: d.CallID, Title: parts.title, Name: d.Name, Kind: parts.kind, Status: status,
 			Locations: parts.locations, RawInput: rawInput(c.args), Meta: meta, Content: content})
 	}
 	w.title = parts.title

@@ -288,7 +288,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "read"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"/proj/src/a.go","line":5,"kind":"read","preview":"package a"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read src/a.go","kind":"read","locations":[{"path":"/proj/src/a.go","line":5}],"rawInput":{"path":"/proj/src/a.go","line":5,"kind":"read","preview":"package a"},"content":[` + textItem("package a") + `]}`}},
 			{ev: exec("c1"), want: []string{
@@ -305,7 +305,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "read"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"/etc/passwd"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read /etc/passwd","kind":"other","locations":[{"path":"/etc/passwd"}],"rawInput":{"path":"/etc/passwd"}}`}},
 			{ev: failed(result("c1", "Error: permission denied")), want: []string{
@@ -317,7 +317,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "read", `{"bare":true}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read ","kind":"other","status":"pending","rawInput":{"bare":true}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read ","name":"read","kind":"other","status":"pending","rawInput":{"bare":true}}`}},
 			{ev: result("c1", "raw text"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"raw text","content":[` + textItem("raw text") + `]}`}},
 		},
@@ -327,7 +327,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "read", `{"path":"/proj/img.png"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read img.png","kind":"other","status":"pending","locations":[{"path":"/proj/img.png"}],"rawInput":{"path":"/proj/img.png"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read img.png","name":"read","kind":"other","status":"pending","locations":[{"path":"/proj/img.png"}],"rawInput":{"path":"/proj/img.png"}}`}},
 			{ev: session.ToolResult{CallID: "c1", Content: []tools.Content{{Type: "image"}}}, want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read img.png (done)","status":"completed","locations":[{"path":"/proj/img.png"}],"rawOutput":"","content":[]}`}},
 		},
@@ -337,7 +337,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "read", `{"bare":true}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read ","kind":"other","status":"pending","rawInput":{"bare":true}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read ","name":"read","kind":"other","status":"pending","rawInput":{"bare":true}}`}},
 			{ev: result("c1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"","content":[]}`}},
 		},
@@ -347,7 +347,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "plain"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "plain", ""), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"plain","kind":"other","rawInput":{}}`}},
 			{ev: exec("c1"), want: []string{
@@ -361,7 +361,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: start("c1", "boom"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"boom","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"boom","name":"boom","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "boom", ` { "x" : 1 } `), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"boom","kind":"other","rawInput":{"x":1}}`}},
 			{ev: failed(result("c1", "Error: broke")), want: []string{
@@ -373,7 +373,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "nope", `{"x":`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"nope","kind":"other","status":"pending","rawInput":"{\"x\":"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"nope","name":"nope","kind":"other","status":"pending","rawInput":"{\"x\":"}`}},
 			{ev: failed(result("c1", `Error: unknown tool "nope"`)), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: unknown tool \"nope\"","content":[` + textItem(`Error: unknown tool "nope"`) + `]}`}},
 		},
@@ -383,7 +383,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: start("c1", "fake_term"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"fake_term","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"fake_term","name":"fake_term","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "fake_term", `{"command":"ls -la","description":"List"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"ls -la","kind":"execute","rawInput":{"command":"ls -la","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: exec("c1"), want: []string{
@@ -398,7 +398,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "fake_term", `{"command":"ls"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"ls","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"ls","name":"fake_term","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`}},
 		},
 	},
 	{
@@ -407,7 +407,7 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"description":"no command"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","kind":"other","status":"pending","rawInput":{"description":"no command"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","name":"bash","kind":"other","status":"pending","rawInput":{"description":"no command"}}`}},
 			{ev: exec("t1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}`}},
 			{ev: prog("t1", "ignored\n")},
@@ -420,11 +420,11 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "read", `{"title":"Read a  \r\nsecond","path":"/proj/a","resultTitle":"Read /proj/a\nmore"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a…","kind":"other","status":"pending","locations":[{"path":"/proj/a"}],"rawInput":{"title":"Read a  \r\nsecond","path":"/proj/a","resultTitle":"Read /proj/a\nmore"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a…","name":"read","kind":"other","status":"pending","locations":[{"path":"/proj/a"}],"rawInput":{"title":"Read a  \r\nsecond","path":"/proj/a","resultTitle":"Read /proj/a\nmore"}}`}},
 			{ev: result("c1", "x"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a…","status":"completed","locations":[{"path":"/proj/a"}],"rawOutput":"x","content":[` + textItem("x") + `]}`}},
 			{ev: call("c2", "read", `{"title":"\nhidden"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"…","kind":"other","status":"pending","rawInput":{"title":"\nhidden"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"…","name":"read","kind":"other","status":"pending","rawInput":{"title":"\nhidden"}}`}},
 		},
 	},
 	{
@@ -432,7 +432,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "edit"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"edit","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"edit","name":"edit","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "edit", `{"path":"/proj/cfg.txt","old":"a","new":"b"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit cfg.txt","kind":"edit","rawInput":{"path":"/proj/cfg.txt","old":"a","new":"b"},"content":[{"type":"diff","path":"/proj/cfg.txt","oldText":"a","newText":"b"}]}`}},
 			{ev: exec("c1"), want: []string{
@@ -446,7 +446,7 @@ var presentCases = []presentCase{
 		view: zed,
 		steps: []step{
 			{ev: call("c1", "edit", `{"path":"new.txt","new":"hi","loc":true,"line":1,"note":"1 hunk left out"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit new.txt","kind":"edit","status":"pending","locations":[{"path":"/proj/new.txt","line":0}],"rawInput":{"path":"new.txt","new":"hi","loc":true,"line":1,"note":"1 hunk left out"},"content":[{"type":"diff","path":"/proj/new.txt","oldText":null,"newText":"hi"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit new.txt","name":"edit","kind":"edit","status":"pending","locations":[{"path":"/proj/new.txt","line":0}],"rawInput":{"path":"new.txt","new":"hi","loc":true,"line":1,"note":"1 hunk left out"},"content":[{"type":"diff","path":"/proj/new.txt","oldText":null,"newText":"hi"}]}`}},
 			{ev: result("c1", "created"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edited new.txt","status":"completed","locations":[{"path":"/proj/new.txt","line":0}],"rawOutput":"created","content":[{"type":"diff","path":"/proj/new.txt","oldText":null,"newText":"hi"},` + textItem("1 hunk left out") + `]}`}},
 		},
@@ -456,7 +456,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "edit", `{"path":"/proj/x","nodiffs":true}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit /proj/x","kind":"edit","status":"pending","rawInput":{"path":"/proj/x","nodiffs":true}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit /proj/x","name":"edit","kind":"edit","status":"pending","rawInput":{"path":"/proj/x","nodiffs":true}}`}},
 			{ev: result("c1", "no change"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edited /proj/x","status":"completed","rawOutput":"no change","content":[` + textItem("no change") + `]}`}},
 		},
@@ -466,7 +466,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "edit", `{"path":"/proj/x","nodiffs":true,"note":"nothing to apply"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit /proj/x","kind":"edit","status":"pending","rawInput":{"path":"/proj/x","nodiffs":true,"note":"nothing to apply"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit /proj/x","name":"edit","kind":"edit","status":"pending","rawInput":{"path":"/proj/x","nodiffs":true,"note":"nothing to apply"}}`}},
 			{ev: result("c1", "no change"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edited /proj/x","status":"completed","rawOutput":"no change","content":[` + textItem("nothing to apply") + `]}`}},
 		},
@@ -476,7 +476,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("c1", "edit", `{"path":"/proj/a","old":"x","new":"y"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a","kind":"edit","status":"pending","rawInput":{"path":"/proj/a","old":"x","new":"y"},"content":[{"type":"diff","path":"/proj/a","oldText":"x","newText":"y"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a","name":"edit","kind":"edit","status":"pending","rawInput":{"path":"/proj/a","old":"x","new":"y"},"content":[{"type":"diff","path":"/proj/a","oldText":"x","newText":"y"}]}`}},
 			{ev: failed(result("c1", "Error: stale")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: stale","content":[` + textItem("Error: stale") + `]}`}},
 		},
@@ -486,9 +486,9 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "read"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: start("c2", "edit"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"edit","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"edit","name":"edit","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"a"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a","kind":"other","locations":[{"path":"/proj/a"}],"rawInput":{"path":"a"}}`}},
 			{ev: exec("c1"), want: []string{
@@ -519,7 +519,7 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"go test ./...\necho done","description":"Run the tests"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...\necho done","kind":"execute","status":"in_progress","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...\necho done","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: exec("t1")},
 			{ev: prog("t1", "ok 1\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"ok 1\n"}}}`}},
@@ -535,7 +535,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 9","description":"Wait","cwd":"sub"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 9","description":"Wait","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj/sub"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 9","description":"Wait","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj/sub"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(failed(result("t1", "partial")), `{"signal":"SIGKILL"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"partial","_meta":{"terminal_output":{"terminal_id":"t1","data":"partial"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGKILL"}}}`}},
 		},
@@ -545,7 +545,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"true","cwd":"/abs/dir"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","kind":"execute","status":"in_progress","rawInput":{"command":"true","cwd":"/abs/dir"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/abs/dir"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true","cwd":"/abs/dir"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/abs/dir"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: result("t1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 		},
@@ -555,9 +555,9 @@ var presentCases = []presentCase{
 		view: View{LineBase: 1, TerminalOutput: true},
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","cwd":"sub"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","kind":"execute","status":"in_progress","rawInput":{"command":"ls","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"sub"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"sub"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: call("t2", "bash", `{"command":"ls"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"ls","kind":"execute","status":"in_progress","rawInput":{"command":"ls"},"_meta":{"terminal_info":{"terminal_id":"t2"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls"},"_meta":{"terminal_info":{"terminal_id":"t2"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 		},
 	},
 	{
@@ -565,11 +565,11 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"nosuch"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","_meta":{"terminal_output":{"terminal_id":"t1","data":"Error: spawn failed"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 			{ev: call("t2", "bash", `{"command":"nosuch"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"nosuch","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: prog("t2", "sh: nosuch: not found\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","_meta":{"terminal_output":{"terminal_id":"t2","data":"sh: nosuch: not found\n"}}}`}},
 			{ev: withMeta(failed(result("t2", "sh: nosuch: not found\n")), `{"exit":127}`), want: []string{
@@ -581,7 +581,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"nosuch","description":"Try"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch","description":"Try"},"content":[` + textItem("Try") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch","description":"Try"},"content":[` + textItem("Try") + `]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","content":[` + textItem("Try") + `,` + textItem("```console\nError: spawn failed\n```") + `]}`}},
 		},
@@ -592,7 +592,7 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"make","description":"Build"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","kind":"execute","status":"in_progress","rawInput":{"command":"make","description":"Build"},"content":[` + textItem("Build") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"make","description":"Build"},"content":[` + textItem("Build") + `]}`}},
 			{ev: exec("t1")},
 			{ev: prog("t1", "a\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\n```") + `]}`}},
@@ -610,11 +610,11 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"true"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
 			{ev: withMeta(result("t1", ""), `{"exit":0,"notes":"(no output)"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","content":[` + textItem("(no output)") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"true"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
 			{ev: prog("t2", "\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2"}`}},
 			{ev: withMeta(result("t2", "\n"), `{"exit":0}`), want: []string{
@@ -626,7 +626,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"seq 1 9","description":"Count"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"seq 1 9","kind":"execute","status":"in_progress","rawInput":{"command":"seq 1 9","description":"Count"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"seq 1 9","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"seq 1 9","description":"Count"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: prog("t1", "1\n2"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"1\n2"}}}`}},
 			{ev: note("t1", "[output truncated; 4 bytes left out here]"), want: []string{
@@ -638,7 +638,7 @@ var presentCases = []presentCase{
 			// Nothing streamed (a replay): the result's output, without
 			// its notes.
 			{ev: call("t2", "bash", `{"command":"false"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","kind":"execute","status":"in_progress","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(result("t2", ""), `{"exit":1,"notes":"(no output)\n[exit code: 1]"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":1,"signal":null}}}`}},
 		},
@@ -648,9 +648,9 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status\nrm -f x.txt","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Clean") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status\nrm -f x.txt","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Clean") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: call("t2", "fake_term", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"git status…","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"content":[` + textItem("Clean") + `,` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"git status…","name":"fake_term","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"content":[` + textItem("Clean") + `,` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
 		},
 	},
 	{
@@ -658,7 +658,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status…","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt"},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status…","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt"},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
 			{ev: prog("t1", "clean\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
 			{ev: withMeta(result("t1", "clean\n"), `{"exit":0}`), want: []string{
@@ -670,13 +670,13 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"cat README.md"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"cat README.md","kind":"execute","status":"in_progress","rawInput":{"command":"cat README.md"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"cat README.md","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"cat README.md"}}`}},
 			{ev: prog("t1", "`` and ```go\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("````console\n`` and ```go\n````") + `]}`}},
 			{ev: withMeta(result("t1", "`` and ```go\n`````\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":` + jsonStr("`` and ```go\n`````\n") + `,"content":[` + textItem("``````console\n`` and ```go\n`````\n``````") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"echo"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"echo","kind":"execute","status":"in_progress","rawInput":{"command":"echo"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"echo","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"echo"}}`}},
 			{ev: withMeta(result("t2", "a `` b"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"a ` + "``" + ` b","content":[` + textItem("```console\na `` b\n```") + `]}`}},
 		},
@@ -686,7 +686,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "read"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"/proj/a","preview":"head"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a","kind":"other","locations":[{"path":"/proj/a"}],"rawInput":{"path":"/proj/a","preview":"head"},"content":[` + textItem("head") + `]}`}},
 			{ev: exec("c1"), want: []string{
@@ -700,11 +700,11 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: start("c1", "plain"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending"}`}},
 			{ev: cancelled(result("c1", "Error: cancelled by the user")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
 			{ev: call("c2", "edit", `{"path":"/proj/a","new":"x"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Edit a","kind":"edit","status":"pending","rawInput":{"path":"/proj/a","new":"x"},"content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Edit a","name":"edit","kind":"edit","status":"pending","rawInput":{"path":"/proj/a","new":"x"},"content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"}]}`}},
 			{ev: cancelled(result("c2", "Error: cancelled by the user")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"failed","rawOutput":"Error: cancelled by the user","content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"},` + textItem("Cancelled by the user.") + `]}`}},
 		},
@@ -714,7 +714,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60","description":"Wait"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: prog("t1", "line one\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"line one\n"}}}`}},
 			{ev: withMeta(cancelled(result("t1", "line one\n")), `{"exit":0}`), want: []string{
@@ -726,13 +726,13 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			// The result's text is the tool's error, not output.
 			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
 			// A result view that says what was printed is shown.
 			{ev: call("t2", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(cancelled(result("t2", "partial")), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":"Cancelled by the user.\npartial","_meta":{"terminal_output":{"terminal_id":"t2","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t2","exit_code":null,"signal":"SIGTERM"}}}`}},
 		},
@@ -742,7 +742,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60","description":"Wait"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"content":[` + textItem("Wait") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"content":[` + textItem("Wait") + `]}`}},
 			{ev: prog("t1", "partial\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `]}`}},
 			// The output shown so far stays, then the cancel line.
@@ -755,7 +755,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"}}`}},
 			{ev: cancelled(result("t1")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\n","content":[` + textItem("[cancelled by the user]") + `]}`}},
 		},
@@ -775,10 +775,11 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: session.TurnStart{Turn: 1}},
 			{ev: session.UserMessage{Turn: 1, Content: []tools.Content{tools.Text("hi")}}},
-			{ev: session.AssistantChunk{Kind: session.ChunkReasoning, Text: "hmm"}, want: []string{
-				`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}`}},
-			{ev: session.AssistantChunk{Kind: session.ChunkText, Text: "Hello"}, want: []string{
-				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}`}},
+			{ev: session.StepStart{Turn: 1, Step: 1}},
+			{ev: session.AssistantChunk{Turn: 1, Step: 1, Kind: session.ChunkReasoning, Text: "hmm"}, want: []string{
+				`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"},"messageId":"turn1-step1"}`}},
+			{ev: session.AssistantChunk{Turn: 1, Step: 1, Kind: session.ChunkText, Text: "Hello"}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"},"messageId":"turn1-step1"}`}},
 			{ev: session.AssistantChunk{Kind: session.ChunkText, Text: ""}},
 			{ev: session.AssistantMessage{Turn: 1, Step: 1, Text: "Hello", Reasoning: "hmm"}},
 			{ev: session.StepEnd{Turn: 1, Step: 1}},
@@ -807,19 +808,19 @@ var presentCases = []presentCase{
 			{ev: session.Title{Title: "Read a"}, want: []string{
 				`{"sessionUpdate":"session_info_update","title":"Read a"}`}},
 			{ev: session.UserMessage{Turn: 1, Content: []tools.Content{tools.Text("Read a"), tools.Text("\n[resource_link]\n")}}, want: []string{
-				`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Read a"}}`,
-				`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"\n[resource_link]\n"}}`}},
+				`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Read a"},"messageId":"turn1-user"}`,
+				`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"\n[resource_link]\n"},"messageId":"turn1-user"}`}},
 			{ev: session.StepStart{Turn: 1, Step: 1}},
 			{ev: session.AssistantMessage{Turn: 1, Step: 1, Reasoning: "I will read.", Text: "Reading.", ToolCalls: []session.ToolCallRef{{CallID: "c1", Name: "read", Arguments: `{"path":"a"}`}}}, want: []string{
-				`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"I will read."}}`,
-				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}`}},
+				`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"I will read."},"messageId":"turn1-step1"}`,
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."},"messageId":"turn1-step1"}`}},
 			{ev: call("c1", "read", `{"path":"/proj/a","line":3,"kind":"read"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a","kind":"read","status":"pending","locations":[{"path":"/proj/a","line":3}],"rawInput":{"path":"/proj/a","line":3,"kind":"read"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a","name":"read","kind":"read","status":"pending","locations":[{"path":"/proj/a","line":3}],"rawInput":{"path":"/proj/a","line":3,"kind":"read"}}`}},
 			{ev: result("c1", "text"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a (done)","status":"completed","locations":[{"path":"/proj/a","line":3}],"rawOutput":"text","content":[` + textItem("text") + `]}`}},
 			{ev: session.StepEnd{Turn: 1, Step: 1}},
 			{ev: session.AssistantMessage{Turn: 1, Step: 2, Text: "Done."}, want: []string{
-				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}`}},
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."},"messageId":"turn1-step2"}`}},
 			{ev: session.AssistantMessage{Turn: 1, Step: 3}},
 			{ev: session.TurnEnd{Turn: 1, Reason: session.EndTurn}},
 		},
@@ -829,7 +830,7 @@ var presentCases = []presentCase{
 		view: replayTO,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("List") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("List") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","_meta":{"terminal_output":{"terminal_id":"t1","data":"a.go\nb.go\n"},"terminal_exit":{"terminal_id":"t1","exit_code":0,"signal":null}}}`}},
 		},
@@ -839,7 +840,7 @@ var presentCases = []presentCase{
 		view: replay,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","content":[` + textItem("List") + `,` + textItem("```console\na.go\nb.go\n```") + `]}`}},
 		},
@@ -878,11 +879,11 @@ func TestTitleRelativization(t *testing.T) {
 			loc := fmt.Sprintf(`"locations":[{"path":%s}]`, jsonStr(c.locPath))
 			checkCase(t, presentCase{view: View{Cwd: c.cwd, LineBase: 1}, steps: []step{
 				{ev: call("c1", "read", args), want: []string{
-					`{"sessionUpdate":"tool_call","toolCallId":"c1","title":` + jsonStr("Read "+c.title) + `,"kind":"other","status":"pending",` + loc + `,"rawInput":` + args + `}`}},
+					`{"sessionUpdate":"tool_call","toolCallId":"c1","title":` + jsonStr("Read "+c.title) + `,"name":"read","kind":"other","status":"pending",` + loc + `,"rawInput":` + args + `}`}},
 				{ev: result("c1", "r"), want: []string{
 					`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":` + jsonStr("Read "+c.title+" (done)") + `,"status":"completed",` + loc + `,"rawOutput":"r","content":[` + textItem("r") + `]}`}},
 				{ev: call("c2", "edit", fmt.Sprintf(`{"path":%s,"new":"n"}`, jsonStr(c.path))), want: []string{
-					`{"sessionUpdate":"tool_call","toolCallId":"c2","title":` + jsonStr("Edit "+c.title) + `,"kind":"edit","status":"pending","rawInput":{"path":` + jsonStr(c.path) + `,"new":"n"},"content":[{"type":"diff","path":` + jsonStr(c.locPath) + `,"oldText":null,"newText":"n"}]}`}},
+					`{"sessionUpdate":"tool_call","toolCallId":"c2","title":` + jsonStr("Edit "+c.title) + `,"name":"edit","kind":"edit","status":"pending","rawInput":{"path":` + jsonStr(c.path) + `,"new":"n"},"content":[{"type":"diff","path":` + jsonStr(c.locPath) + `,"oldText":null,"newText":"n"}]}`}},
 				{ev: result("c2", "ok"), want: []string{
 					`{"sessionUpdate":"tool_call_update","toolCallId":"c2","title":` + jsonStr("Edited "+c.title) + `,"status":"completed","rawOutput":"ok","content":[{"type":"diff","path":` + jsonStr(c.locPath) + `,"oldText":null,"newText":"n"}]}`}},
 			}})
@@ -909,7 +910,7 @@ func TestLocationLineBase(t *testing.T) {
 			args := fmt.Sprintf(`{"path":"a","line":%d}`, c.line)
 			checkCase(t, presentCase{view: View{Cwd: "/proj", LineBase: c.base}, steps: []step{
 				{ev: call("c1", "read", args), want: []string{
-					`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a","kind":"other","status":"pending","locations":[` + c.want + `],"rawInput":` + args + `}`}},
+					`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read a","name":"read","kind":"other","status":"pending","locations":[` + c.want + `],"rawInput":` + args + `}`}},
 				{ev: result("c1", "r"), want: []string{
 					`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a (done)","status":"completed","locations":[` + c.want + `],"rawOutput":"r","content":[` + textItem("r") + `]}`}},
 			}})

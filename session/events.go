@@ -34,8 +34,9 @@ type TurnStart struct {
 	Turn int `json:"turn"`
 }
 
-// Turn end reasons: the ACP stop reasons, plus "error" (the prompt failed)
-// and "interrupted" (closed by crash repair).
+// Turn end reasons: the ACP stop reasons, plus "error" (the prompt failed),
+// "interrupted" (closed by crash repair) and "forked" (a fork's copy of
+// the turn stops at the message it was forked at).
 const (
 	EndTurn         = "end_turn"
 	EndMaxTokens    = "max_tokens"
@@ -43,6 +44,7 @@ const (
 	EndCancelled    = "cancelled"
 	EndError        = "error"
 	EndInterrupted  = "interrupted"
+	EndForked       = "forked"
 	EndContentFiltr = "content_filter"
 )
 
@@ -201,6 +203,26 @@ type PermissionRule struct {
 	Whole    bool     `json:"whole,omitempty"`
 }
 
+// Directories records the session's additional workspace roots (ACP
+// additionalDirectories: absolute directories, in the editor's order)
+// from this event on, when `session/load`, `session/resume` or
+// `session/fork` set a list other than the one in force (the header's,
+// or the last Directories event's). Dirs is never nil on the wire: an
+// empty list says the session has none any more.
+type Directories struct {
+	Dirs []string `json:"additionalDirectories"`
+}
+
+// Notice is something the user should know but the model need not (a
+// retried model request, an unavailable sandbox, ...), with an ACP
+// NoticeSeverity. Transient: notices are live only, never logged nor
+// replayed.
+type Notice struct {
+	Severity    string `json:"severity"`
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+}
+
 func (TurnStart) EventType() string        { return "turn/start" }
 func (TurnEnd) EventType() string          { return "turn/end" }
 func (StepStart) EventType() string        { return "step/start" }
@@ -218,6 +240,8 @@ func (Title) EventType() string            { return "session/title" }
 func (ModeChange) EventType() string       { return "mode/change" }
 func (ContextMessage) EventType() string   { return "context/message" }
 func (PermissionRule) EventType() string   { return "permission/rule" }
+func (Directories) EventType() string      { return "session/directories" }
+func (Notice) EventType() string           { return "session/notice" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -236,26 +260,30 @@ func (Title) Transient() bool            { return false }
 func (ModeChange) Transient() bool       { return false }
 func (ContextMessage) Transient() bool   { return false }
 func (PermissionRule) Transient() bool   { return false }
+func (Directories) Transient() bool      { return false }
+func (Notice) Transient() bool           { return true }
 
 // decoders maps an event type to a function returning a fresh payload.
 var decoders = map[string]func() Data{
-	"turn/start":        func() Data { return &TurnStart{} },
-	"turn/end":          func() Data { return &TurnEnd{} },
-	"step/start":        func() Data { return &StepStart{} },
-	"step/end":          func() Data { return &StepEnd{} },
-	"user/message":      func() Data { return &UserMessage{} },
-	"assistant/chunk":   func() Data { return &AssistantChunk{} },
-	"assistant/message": func() Data { return &AssistantMessage{} },
-	"tool/start":        func() Data { return &ToolStart{} },
-	"tool/call":         func() Data { return &ToolCall{} },
-	"tool/exec":         func() Data { return &ToolExec{} },
-	"tool/progress":     func() Data { return &ToolProgress{} },
-	"tool/result":       func() Data { return &ToolResult{} },
-	"todo/write":        func() Data { return &Plan{} },
-	"session/title":     func() Data { return &Title{} },
-	"mode/change":       func() Data { return &ModeChange{} },
-	"context/message":   func() Data { return &ContextMessage{} },
-	"permission/rule":   func() Data { return &PermissionRule{} },
+	"turn/start":          func() Data { return &TurnStart{} },
+	"turn/end":            func() Data { return &TurnEnd{} },
+	"step/start":          func() Data { return &StepStart{} },
+	"step/end":            func() Data { return &StepEnd{} },
+	"user/message":        func() Data { return &UserMessage{} },
+	"assistant/chunk":     func() Data { return &AssistantChunk{} },
+	"assistant/message":   func() Data { return &AssistantMessage{} },
+	"tool/start":          func() Data { return &ToolStart{} },
+	"tool/call":           func() Data { return &ToolCall{} },
+	"tool/exec":           func() Data { return &ToolExec{} },
+	"tool/progress":       func() Data { return &ToolProgress{} },
+	"tool/result":         func() Data { return &ToolResult{} },
+	"todo/write":          func() Data { return &Plan{} },
+	"session/title":       func() Data { return &Title{} },
+	"mode/change":         func() Data { return &ModeChange{} },
+	"context/message":     func() Data { return &ContextMessage{} },
+	"session/directories": func() Data { return &Directories{} },
+	"session/notice":      func() Data { return &Notice{} },
+	"permission/rule":     func() Data { return &PermissionRule{} },
 }
 
 type wireEvent struct {
@@ -333,6 +361,10 @@ func deref(p Data) Data {
 	case *ContextMessage:
 		return *v
 	case *PermissionRule:
+		return *v
+	case *Directories:
+		return *v
+	case *Notice:
 		return *v
 	}
 	return p

@@ -17,6 +17,10 @@ import (
 type Info struct {
 	ID  string
 	Cwd string
+	// AdditionalDirectories are the workspace roots the session was
+	// created with (the header's; a later Directories event is not read
+	// here).
+	AdditionalDirectories []string
 	// Title is the session's Title event, "" when it has none yet.
 	Title string
 	// CreatedAt is the header's time, UpdatedAt the log file's last
@@ -41,6 +45,60 @@ func Find(root, id string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("session %q: %w", id, ErrNotFound)
+}
+
+// Delete removes the session log at path and every file beside it that
+// belongs to it: the backups crash repair made (BackupPath) and a
+// repair's temporary file left by a crash. The log is removed first, so
+// a crash midway leaves no listed session. A missing log is an error
+// wrapping ErrNotFound; nothing is removed then. The caller makes sure
+// no Log of this process still writes to it (close it first): a Log
+// only ever creates its file on its first Append, so a closed one never
+// brings it back.
+func Delete(path string) error {
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("session log %s: %w", path, ErrNotFound)
+		}
+		return fmt.Errorf("session: deleting %s: %w", path, err)
+	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("session: deleting the backups of %s: %w", path, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		n := e.Name()
+		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("session: deleting the backups of %s: %w", path, errors.Join(errs...))
+	}
+	return nil
+}
+
+// isBackupOf reports whether the file name n is a BackupPath of the log
+// named base: base + "." + digits + ".bak".
+func isBackupOf(n, base string) bool {
+	ms, ok := strings.CutPrefix(n, base+".")
+	if !ok {
+		return false
+	}
+	ms, ok = strings.CutSuffix(ms, ".bak")
+	if !ok || ms == "" {
+		return false
+	}
+	for i := 0; i < len(ms); i++ {
+		if ms[i] < '0' || ms[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // List returns the sessions logged under root, newest first (by
@@ -115,7 +173,8 @@ func readInfo(path string, r *bufio.Reader) (info Info, st os.FileInfo, ok bool)
 	if parseHeader(line, &h) != nil {
 		return info, st, false
 	}
-	info = Info{ID: h.ID, Cwd: h.Cwd, CreatedAt: h.CreatedAt, UpdatedAt: st.ModTime().UnixMilli(), Path: path}
+	info = Info{ID: h.ID, Cwd: h.Cwd, AdditionalDirectories: h.AdditionalDirectories, CreatedAt: h.CreatedAt,
+		UpdatedAt: st.ModTime().UnixMilli(), Path: path}
 	for range titleScanLines {
 		line, err := r.ReadSlice('\n')
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {

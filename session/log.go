@@ -22,14 +22,21 @@ const FormatVersion = 0
 const headerType = "session"
 
 // Header is the first line of a session log:
-// `{"type":"session","version":0,"id","createdAt","cwd"}`. CreatedAt is
-// Unix milliseconds; Cwd is the session's absolute working directory.
+// `{"type":"session","version":0,"id","createdAt","cwd"}`, with
+// "additionalDirectories" when the session was created with some and
+// "forkedFrom" for a fork. CreatedAt is Unix milliseconds; Cwd is the
+// session's absolute working directory; AdditionalDirectories are the
+// absolute workspace roots the session was created with (a Directories
+// event changes them later); ForkedFrom is the id of the session a fork
+// was copied from.
 type Header struct {
-	Type      string `json:"type"`
-	Version   int    `json:"version"`
-	ID        string `json:"id"`
-	CreatedAt int64  `json:"createdAt"`
-	Cwd       string `json:"cwd,omitempty"`
+	Type                  string   `json:"type"`
+	Version               int      `json:"version"`
+	ID                    string   `json:"id"`
+	CreatedAt             int64    `json:"createdAt"`
+	Cwd                   string   `json:"cwd,omitempty"`
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	ForkedFrom            string   `json:"forkedFrom,omitempty"`
 }
 
 // NewHeader returns the header of a new session created at createdAt
@@ -136,8 +143,15 @@ var ErrClosed = errors.New("session: log is closed")
 
 // Append writes ev as one line `{"type","seq","time","data"}\n`. The first
 // Append creates the file and writes the header line with it. Errors are
-// sticky and wrap the file system's error.
+// sticky and wrap the file system's.
 func (l *Log) Append(ev Event) error {
+	return l.AppendAll([]Event{ev})
+}
+
+// AppendAll writes evs, in order, with one write: as many Appends would,
+// except that an event that cannot be encoded fails the call before
+// anything is written (the log stays usable).
+func (l *Log) AppendAll(evs []Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
@@ -153,8 +167,10 @@ func (l *Log) Append(ev Event) error {
 			return l.err
 		}
 	}
-	if err := l.encodeEvent(ev); err != nil {
-		return err // an unencodable event is skipped, the log stays usable
+	for _, ev := range evs {
+		if err := l.encodeEvent(ev); err != nil {
+			return err // an unencodable event is skipped, the log stays usable
+		}
 	}
 	if l.f == nil {
 		if err := os.MkdirAll(filepath.Dir(l.path), dirPerm); err != nil {

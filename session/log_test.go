@@ -100,7 +100,7 @@ func TestLogRoundTrip(t *testing.T) {
 	if want := st.Events(); !reflect.DeepEqual(l.Events, want) {
 		t.Errorf("read back %d events, want %d; first difference at %d", len(l.Events), len(want), firstDiff(l.Events, want))
 	}
-	if l.Header != NewHeader("sess_1", "/work/project", 1700000000000) {
+	if !reflect.DeepEqual(l.Header, NewHeader("sess_1", "/work/project", 1700000000000)) {
 		t.Errorf("header = %+v", l.Header)
 	}
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {

@@ -42,6 +42,21 @@ func (l *Loaded) Open() (*Log, error) {
 	return appendLog(l.Path, l.Header, f, lock), nil
 }
 
+// ReadLogLazyLocked is ReadLogLocked reading as ReadLogLazy does.
+func ReadLogLazyLocked(path string, want func(typ string) bool) (*Loaded, error) {
+	lock, err := Acquire(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ReadLogLazy(path, want)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	l.lock = lock
+	return l, nil
+}
+
 // ReadLogLocked takes the log's Lock, then reads it (ReadLog): a log
 // another process writes is neither read half-written nor repaired under
 // it. The Lock passes to the Log that Open returns; call Release when the

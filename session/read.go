@@ -45,10 +45,19 @@ type Loaded struct {
 	// Backup is the path of the copy of the user's log Open made before
 	// writing the repair; "" when there was nothing to repair.
 	Backup string
+	// Lazy is set by ReadLogLazy when the log needed no repair: Events
+	// is then nil, Selected holds the events of the types asked for, and
+	// the rest are decoded by the Store (NewStore) when first needed.
+	Lazy bool
+	// Selected are the events of the types ReadLogLazy was asked for, in
+	// order (set by ReadLogLazy only, lazily or not).
+	Selected []Event
 	// data is the file as read.
 	data []byte
 	// lock is the log's lock, from ReadLogLocked until Open.
 	lock *Lock
+	// lines are the event lines of a Lazy log, and count their number.
+	lines []line
 }
 
 // NeedsRepair reports whether the file differs from Events: a torn last
@@ -71,6 +80,115 @@ func ReadLog(path string) (*Loaded, error) {
 		return nil, fmt.Errorf("session: reading %s: %w", path, err)
 	}
 	return parseLog(path, data)
+}
+
+// ReadLogLazy reads the log at path as ReadLog does, but decodes only the
+// events whose type want accepts (want gets the event type, e.g.
+// "mode/change"): what reopening a session without replaying it needs.
+// Every line's envelope is still checked (its type, its sequence number,
+// its newline) and the last line is decoded, so the log is known to need
+// no repair; the other events are decoded by the Store that NewStore
+// returns, the first time they are needed. A log that needs repair, or
+// that has lines in another shape than Log writes, is read whole as
+// ReadLog reads it (Lazy false, Events set). Errors are ReadLog's; a bad
+// payload in a line not decoded here surfaces later, from Store.Ready,
+// as a *CorruptError.
+func ReadLogLazy(path string, want func(typ string) bool) (*Loaded, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("session: reading %s: %w", path, err)
+	}
+	if l, ok := scanLog(path, data, want); ok {
+		return l, nil
+	}
+	l, err := parseLog(path, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range l.Events {
+		if want(ev.Data.EventType()) {
+			l.Selected = append(l.Selected, ev)
+		}
+	}
+	return l, nil
+}
+
+// scanLog is ReadLogLazy's fast path; ok is false when the log must be
+// read whole (a bad or foreign line, a torn end, an open turn).
+func scanLog(path string, data []byte, want func(string) bool) (*Loaded, bool) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, false
+	}
+	l := &Loaded{Path: path, data: data, Keep: int64(len(data)), Lazy: true}
+	if parseHeader(data[:nl], &l.Header) != nil {
+		return nil, false
+	}
+	lines := splitLines(data[nl+1:])
+	open := false // the last turn/start or turn/end seen is a start
+	for i, ln := range lines {
+		typ, seq, ok := envelope(ln.text)
+		if !ok || !ln.complete || seq != int64(i) || decoders[string(typ)] == nil {
+			return nil, false
+		}
+		switch string(typ) {
+		case "turn/start":
+			open = true
+		case "turn/end":
+			open = false
+		}
+		if want(string(typ)) || i == len(lines)-1 {
+			ev, err := parseEvent(ln, int64(i))
+			if err != nil {
+				return nil, false
+			}
+			if want(string(typ)) {
+				l.Selected = append(l.Selected, ev)
+			}
+		}
+	}
+	if open {
+		return nil, false
+	}
+	l.lines = lines
+	return l, true
+}
+
+// envelope reads the type and sequence number of an event line in the
+// shape Log writes; ok is false for any other shape.
+func envelope(text []byte) (typ []byte, seq int64, ok bool) {
+	typ, rest, ok := cutQuoted(text, `{"type":"`)
+	if ok {
+		seq, rest, ok = cutInt(rest, `,"seq":`)
+	}
+	if ok {
+		_, rest, ok = cutInt(rest, `,"time":`)
+	}
+	if ok {
+		rest, ok = bytes.CutPrefix(rest, []byte(`,"data":`))
+	}
+	return typ, seq, ok && len(rest) > 0 && rest[len(rest)-1] == '}'
+}
+
+// NewStore returns a store that continues the log as read, appending to
+// log (nil: in memory only) and passing events to sink: with Events in
+// memory, or, for a Lazy log, with the events decoded on first need (see
+// Store.Ready).
+func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
+	if !l.Lazy {
+		return NewLoggedStore(l.Events, log, sink)
+	}
+	lines, path := l.lines, l.Path
+	st := NewLoggedStore(nil, log, sink)
+	st.n = len(lines)
+	st.pending = func() ([]Event, error) {
+		events, bad := decodeLines(lines)
+		if bad.index >= 0 {
+			return nil, &CorruptError{Path: path, Line: bad.index + 2, Reason: bad.err.Error()}
+		}
+		return events, nil
+	}
+	return st
 }
 
 // parseLog is ReadLog on the file's bytes.

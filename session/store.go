@@ -22,6 +22,50 @@ type Store struct {
 	sink   Sink
 	now    func() time.Time
 	log    *Log
+	// pending, when set, decodes the events of a lazily read log (see
+	// Loaded.NewStore); n is the number of logged events (those of the
+	// log, then tail, the ones emitted before the decode), err the
+	// decode's failure.
+	pending func() ([]Event, error)
+	n       int
+	tail    []Event
+	err     error
+}
+
+// ensure decodes the pending events, once (s.mu held). On failure the
+// store keeps no events and logs nothing more: err says why.
+func (s *Store) ensure() {
+	if s.pending == nil {
+		return
+	}
+	events, err := s.pending()
+	s.pending = nil
+	if err != nil {
+		s.err, s.tail = err, nil
+		return
+	}
+	s.events, s.tail = append(events, s.tail...), nil
+}
+
+// Ready decodes the events of a lazily read log if that has not happened
+// yet, and returns why that failed (a *CorruptError), or nil. After a
+// failure the store logs nothing: events are only passed to the sink.
+func (s *Store) Ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ensure()
+	return s.err
+}
+
+// Len returns the number of logged events, without decoding a lazily
+// read log.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending != nil {
+		return s.n
+	}
+	return len(s.events)
 }
 
 // NewStore returns an empty in-memory store that passes events to sink
@@ -44,7 +88,8 @@ func (s *Store) SetSink(sink Sink) {
 	s.mu.Unlock()
 }
 
-// Emit records d (unless it is transient), appends it to the log, and
+// Emit records d (unless it is transient, or the events of a lazily
+// read log could not be decoded: see Ready), appends it to the log, and
 // passes it to the sink. It returns the event as recorded. A log write
 // error does not stop the session: it is kept by the Log and returned by
 // Flush.
@@ -52,12 +97,19 @@ func (s *Store) Emit(d Data) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := Event{Seq: -1, Time: s.now().UnixMilli(), Data: d}
-	if !d.Transient() {
+	switch {
+	case d.Transient() || s.err != nil:
+	case s.pending != nil:
+		// The log's events are not decoded yet: this one follows them.
+		ev.Seq = int64(s.n)
+		s.n++
+		s.tail = append(s.tail, ev)
+	default:
 		ev.Seq = int64(len(s.events))
 		s.events = append(s.events, ev)
-		if s.log != nil {
-			_ = s.log.Append(ev)
-		}
+	}
+	if ev.Seq >= 0 && s.log != nil {
+		_ = s.log.Append(ev)
 	}
 	if s.sink != nil {
 		s.sink(ev)
@@ -65,10 +117,12 @@ func (s *Store) Emit(d Data) Event {
 	return ev
 }
 
-// Events returns a copy of the logged events, oldest first.
+// Events returns a copy of the logged events, oldest first (decoding a
+// lazily read log first; nil when that fails, see Ready).
 func (s *Store) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.ensure()
 	return append([]Event(nil), s.events...)
 }
 

@@ -48,7 +48,8 @@ func statFile(f file, op string) (fs.FileInfo, error) {
 
 // editorFor returns the session's editor when f is to be read (write
 // false) or read and written (write true) through it: the client offers
-// it, f is inside the session cwd, and the file on disk (info, nil when
+// it, f is inside the session cwd or one of its additional directories
+// (the editor's workspace roots), and the file on disk (info, nil when
 // absent) is under StreamThreshold. Otherwise nil: use the disk.
 func editorFor(s tools.Session, f file, info fs.FileInfo, write bool) tools.Editor {
 	e := tools.EditorOf(s)
@@ -56,7 +57,7 @@ func editorFor(s tools.Session, f file, info fs.FileInfo, write bool) tools.Edit
 		return nil
 	}
 	if f.root == "" {
-		return nil // outside the session cwd
+		return nil // outside the session cwd and its additional directories
 	}
 	if info != nil && info.Size() >= StreamThreshold {
 		return nil

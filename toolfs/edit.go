@@ -138,7 +138,7 @@ func executeEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.Output,
 	if err := checkEditArgs(a); err != nil {
 		return tools.Output{}, err
 	}
-	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	f, err := resolveFor(ex.Session, a.FilePath)
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -189,7 +189,7 @@ func previewEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.ToolCal
 	if err := checkEditArgs(a); err != nil {
 		return nil, err
 	}
-	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	f, err := resolveFor(ex.Session, a.FilePath)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-acp/dsh-acp/permission"
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // file is a resolved file path.
@@ -24,20 +25,23 @@ type file struct {
 	// kept). Observations and locks are keyed by it, and the disk backend
 	// opens it, so a symlink is written through.
 	target string
-	// root is the session cwd's real path when target lies inside it
-	// (then name is target relative to root, and every file operation
-	// goes through an os.Root handle on root, so a path that has been
-	// made to escape since it was resolved fails instead of leading
-	// outside); "" for a file outside (name is then target).
+	// root is the real path of the project root target lies inside (the
+	// session cwd, else one of its additional directories; then name is
+	// target relative to root, and every file operation goes through an
+	// os.Root handle on root, so a path that has been made to escape
+	// since it was resolved fails instead of leading outside); "" for a
+	// file outside them all (name is then target).
 	root string
 	name string
 }
 
 // resolve makes p absolute against cwd (p is used as is when absolute; cwd
 // "" means the process's working directory) and resolves it once, the
-// way the permission check does. Errors: FS_IO_ERROR when the working
-// directory is unknown or the path holds a symlink loop (ELOOP).
-func resolve(cwd, p string) (file, error) {
+// way the permission check does; dirs are the session's additional
+// directories, roots of the project as cwd is. Errors: FS_IO_ERROR when
+// the working directory is unknown or the path holds a symlink loop
+// (ELOOP).
+func resolve(cwd, p string, dirs ...string) (file, error) {
 	if cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -59,15 +63,25 @@ func resolve(cwd, p string) (file, error) {
 		// opens: show the real one.
 		f.display = target
 	}
-	if permission.Inside(cwd, target) {
-		root := permission.Resolve(cwd, cwd)
+	for _, r := range append([]string{cwd}, dirs...) {
+		if !permission.Inside(r, target) {
+			continue
+		}
+		root := permission.Resolve(r, r)
 		rel, err := filepath.Rel(root, target)
 		if err != nil {
 			return file{}, ioErr("resolve", abs, err)
 		}
 		f.root, f.name = root, rel
+		break
 	}
 	return f, nil
+}
+
+// resolveFor is resolve for a tool call of session s: against its cwd,
+// with its additional directories as roots.
+func resolveFor(s tools.Session, p string) (file, error) {
+	return resolve(cwdOf(s), p, tools.AdditionalDirectories(s)...)
 }
 
 // dirFS is what the disk backend does with files: an *os.Root beneath the

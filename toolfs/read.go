@@ -107,7 +107,7 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 	if err := ctx.Err(); err != nil {
 		return tools.Output{}, aborted("read", err)
 	}
-	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	f, err := resolveFor(ex.Session, a.FilePath)
 	if err != nil {
 		return tools.Output{}, err
 	}

@@ -45,6 +45,12 @@ func diskVersion(b []byte) version {
 
 type observedKey struct{}
 
+// The versions a session observed are conversation state: a session that
+// reattaches to the conversation shares them, a fork gets a copy.
+func init() {
+	tools.Carry(observedKey{}, func(v any) any { return v.(*observed).clone() })
+}
+
 // observed is one session's map from a file's real path to the version
 // last observed there. Safe for concurrent use.
 type observed struct {
@@ -80,4 +86,15 @@ func (o *observed) put(target string, v version) {
 	o.mu.Lock()
 	o.m[target] = v
 	o.mu.Unlock()
+}
+
+// clone returns a copy of o.
+func (o *observed) clone() *observed {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := &observed{m: make(map[string]version, len(o.m))}
+	for k, v := range o.m {
+		c.m[k] = v
+	}
+	return c
 }

@@ -71,7 +71,7 @@ func executeWrite(ctx context.Context, ex *tools.Exec, a WriteArgs) (tools.Outpu
 	if err := checkPath(a.FilePath); err != nil {
 		return tools.Output{}, err
 	}
-	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	f, err := resolveFor(ex.Session, a.FilePath)
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -151,7 +151,7 @@ func previewWrite(ctx context.Context, ex *tools.Exec, a WriteArgs) (tools.ToolC
 	if err := checkPath(a.FilePath); err != nil {
 		return nil, err
 	}
-	f, err := resolve(cwdOf(ex.Session), a.FilePath)
+	f, err := resolveFor(ex.Session, a.FilePath)
 	if err != nil {
 		return nil, err
 	}

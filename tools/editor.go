@@ -77,14 +77,21 @@ type prevKey struct{}
 
 // Inherit links s to prev, the session it replaces (an editor
 // reconnecting to a live session gets a fresh tool state): closing s
-// also runs prev's close hooks (its background commands stop), and
-// notices still posted to prev reach s's next model request.
+// also runs prev's close hooks (its background commands stop), notices
+// still posted to prev reach s's next model request, and s shares
+// prev's carried conversation state (Carry). Call it before any tool
+// runs in s.
 func Inherit(s, prev Session) {
 	if s == nil || prev == nil || s == prev {
 		return
 	}
 	s.Value(prevKey{}, func() any { return prev })
 	OnClose(s, func() { CloseSession(prev) })
+	eachCarried(func(key any, _ func(any) any) {
+		if v := prev.Value(key, nil); v != nil {
+			s.Value(key, func() any { return v })
+		}
+	})
 }
 
 // previous returns the session s replaced, or nil.

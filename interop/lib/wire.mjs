@@ -10,6 +10,9 @@
 // The SDK's generated zod schemas; the package does not export this module,
 // so it is imported by file path (same file the SDK itself loads).
 import * as zs from "../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js";
+// The unstable schemas: what a field the stable schema lacks may still be
+// (e.g. sessionCapabilities.fork, advertised as the unstable schema says).
+import * as zu from "../node_modules/@agentclientprotocol/sdk/dist/v1/unstable/schema/zod.gen.js";
 import { TURN_UPDATE_KINDS } from "./recorder.mjs";
 
 /** Schemas of requests and notifications the agent may send, by method. */
@@ -23,6 +26,15 @@ const INCOMING_PARAMS = {
   "terminal/release": zs.zReleaseTerminalRequest,
   "terminal/wait_for_exit": zs.zWaitForTerminalExitRequest,
   "terminal/kill": zs.zKillTerminalRequest,
+};
+
+/**
+ * Unstable schemas of responses that may carry unstable-only fields: a
+ * field the stable parse drops but this one keeps is defined by the
+ * unstable protocol (a stable client ignores it), not silently lost.
+ */
+const UNSTABLE_RESULTS = {
+  initialize: zu.zInitializeResponse,
 };
 
 /** Schemas of the agent's responses, by the method of the client's request. */
@@ -200,13 +212,23 @@ export class WireChecker {
     }
   }
 
-  #validate(schema, value, label, text) {
+  #validate(schema, value, label, text, unstable) {
     const res = schema.safeParse(value);
     if (!res.success) {
       this.errors.push(`schema: ${label} rejected by SDK schema: ${formatIssues(res.error.issues).join("; ")} -- message: ${clip(text)}`);
       return;
     }
-    for (const d of droppedFields(value, res.data)) {
+    let dropped = droppedFields(value, res.data);
+    if (unstable && dropped.length > 0) {
+      const un = unstable.safeParse(value);
+      if (!un.success) {
+        this.errors.push(`schema: ${label} rejected by the SDK's unstable schema: ${formatIssues(un.error.issues).join("; ")} -- message: ${clip(text)}`);
+        return;
+      }
+      const droppedToo = new Set(droppedFields(value, un.data));
+      dropped = dropped.filter((d) => droppedToo.has(d));
+    }
+    for (const d of dropped) {
       this.warnings.push(`lenient: ${label}: SDK parse changed ${d}`);
     }
   }
@@ -259,7 +281,7 @@ export class WireChecker {
     }
     const schema = RESPONSE_RESULTS[req.method];
     if (schema) {
-      this.#validate(schema, msg.result, `response to ${req.method} (${where})`, text);
+      this.#validate(schema, msg.result, `response to ${req.method} (${where})`, text, UNSTABLE_RESULTS[req.method]);
     }
   }
 
