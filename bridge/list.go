@@ -17,7 +17,8 @@ const listPageSize = 50
 
 // ListSessions implements acp.SessionLister: the sessions logged under
 // the state directory (those of `cwd` when given), newest first, with
-// their titles and the time of their last activity, one page per call.
+// their titles, the time of their last activity and the additional
+// directories they were created with, one page per call.
 // Each call lists the directory as it is then, reading only the logs
 // that changed since the last call (session.Index), so paging reads each
 // log once.
@@ -45,7 +46,7 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 	}
 	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
 	for _, in := range page {
-		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, Title: in.Title,
+		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirectories, Title: in.Title,
 			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z")})
 	}
 	return out, nil

@@ -183,5 +183,46 @@ func TestUnsandboxedAsks(t *testing.T) {
 	m.Remember(out, true)
 	if got, _ := m.Decide(ModeDefault, out); got != Ask {
 		t.Errorf("after always-allow of an unsandboxed run: %v, want Ask", got)
+
+// TestAdditionalDirectories: paths under an additional directory are
+// inside the project (edits run unasked in acceptEdits, reads in every
+// mode), a symlink out of one is not, and a sibling named like it is
+// outside; Clone copies answers that later answers to the original do
+// not change.
+func TestAdditionalDirectories(t *testing.T) {
+	cwd, extra, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(extra, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory()
+	call := func(class tools.Class, p string) Call {
+		return Call{Tool: "edit", Class: class, Paths: []string{p}, Cwd: cwd, Dirs: []string{extra}}
+	}
+	cases := []struct {
+		mode  string
+		class tools.Class
+		path  string
+		want  Decision
+	}{
+		{ModeAcceptEdits, tools.ClassEdit, filepath.Join(extra, "a.txt"), Allow},
+		{ModeDefault, tools.ClassReadOnly, filepath.Join(extra, "sub", "b.txt"), Allow},
+		{ModeDefault, tools.ClassEdit, filepath.Join(extra, "a.txt"), Ask},
+		{ModeAcceptEdits, tools.ClassEdit, filepath.Join(extra, "escape", "x"), Ask},
+		{ModeAcceptEdits, tools.ClassEdit, extra + "2/a.txt", Ask},
+		{ModeAcceptEdits, tools.ClassEdit, filepath.Join(outside, "a.txt"), Ask},
+	}
+	for _, c := range cases {
+		if got, _ := m.Decide(c.mode, call(c.class, c.path)); got != c.want {
+			t.Errorf("%s %v %s: got %v, want %v", c.mode, c.class, c.path, got, c.want)
+		}
+	}
+	m.Remember(Call{Tool: "write", Class: tools.ClassEdit, Cwd: cwd}, true)
+	cl := m.Clone()
+	m.Remember(Call{Tool: "write", Class: tools.ClassEdit, Cwd: cwd}, false)
+	if got, _ := cl.Decide(ModeDefault, Call{Tool: "write", Class: tools.ClassEdit, Cwd: cwd}); got != Allow {
+		t.Errorf("the clone's answer: %v", got)
+	}
+	if got, _ := m.Decide(ModeDefault, Call{Tool: "write", Class: tools.ClassEdit, Cwd: cwd}); got != Refuse {
+		t.Errorf("the original's later answer: %v", got)
 	}
 }

@@ -48,6 +48,8 @@ type harnessOpts struct {
 	tools []tools.Tool
 	// lineBase is Options.LocationLineBase (nil: per client).
 	lineBase *int
+	// logs, when set, also receives the agent's log lines (info and up).
+	logs io.Writer
 }
 
 // testVersion is the agent version the harness serves; goldens show it
@@ -61,6 +63,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		mode = "bypassPermissions"
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if o.logs != nil {
+		log = slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, o.logs), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	client := o.model
 	switch {
 	case client != nil:

@@ -26,6 +26,8 @@ func TestEventRoundTrip(t *testing.T) {
 		Plan{Entries: []tools.PlanEntry{{Content: "a", Status: "pending"}}},
 		Title{Title: "t"},
 		ModeChange{ModeID: "plan"},
+		Directories{Dirs: []string{"/a", "/b"}},
+		Notice{Severity: "warning", Title: "t", Description: "d"},
 	}
 	for i, d := range datas {
 		ev := Event{Seq: int64(i), Time: 1700000000000, Data: d}

@@ -1,0 +1,124 @@
+package bridge
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+type seenKey struct{}
+
+type seen struct{ files []string }
+
+func init() {
+	tools.Carry(seenKey{}, func(v any) any { return &seen{files: append([]string{}, v.(*seen).files...)} })
+}
+
+// TestDeleteClosesFirst: a live session whose log was never written is
+// deleted; a late event (a title request finishing, say) does not create
+// its log.
+func TestDeleteClosesFirst(t *testing.T) {
+	root, cwd := t.TempDir(), t.TempDir()
+	br := New(Config{StateDir: root, Tools: tools.NewRegistry()})
+	br.SetClient(&recordingClient{})
+	s := br.openSession("s1", cwd, nil)
+	if _, err := br.DeleteSession(context.Background(), acp.DeleteSessionRequest{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.agent.Store.Emit(session.Title{Title: "late"})
+	if err := s.agent.Store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(session.LogPath(root, cwd, "s1")); !os.IsNotExist(err) {
+		t.Errorf("the deleted session's log was created: %v", err)
+	}
+	if _, err := br.DeleteSession(context.Background(), acp.DeleteSessionRequest{SessionID: "s1"}); err == nil {
+		t.Error("a second delete succeeded")
+	}
+}
+
+// TestForkCarriesState: a fork of a live session's whole conversation
+// gets a copy of its carried tool state and remembered answers and its
+// mode; a fork at a message gets the mode only.
+func TestForkCarriesState(t *testing.T) {
+	root, cwd := t.TempDir(), t.TempDir()
+	logTurns(t, root, "s1", cwd, 21)
+	br := New(Config{StateDir: root, Tools: tools.NewRegistry()})
+	br.SetClient(&recordingClient{})
+	ctx := context.Background()
+	run, err := br.ResumeSession(ctx, acp.ResumeSessionRequest{SessionID: "s1", Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src := br.session("s1")
+	src.agent.Tools.Value(seenKey{}, func() any { return &seen{files: []string{"a.go"}} })
+	src.perm.setMode("acceptEdits")
+	whole, err := br.ForkSession(ctx, acp.ForkSessionRequest{SessionID: "s1", Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := br.session(whole.SessionID)
+	got, _ := f.agent.Tools.Value(seenKey{}, nil).(*seen)
+	if got == nil || len(got.files) != 1 || got == src.agent.Tools.Value(seenKey{}, nil) || f.perm.mem == src.perm.mem {
+		t.Errorf("whole fork's tool state %+v", got)
+	}
+	if whole.Modes.CurrentModeID != "acceptEdits" || f.agent.Store.Len() != 21 {
+		t.Errorf("whole fork: mode %s, %d events", whole.Modes.CurrentModeID, f.agent.Store.Len())
+	}
+	cut, err := br.ForkSession(ctx, acp.ForkSessionRequest{SessionID: "s1", Cwd: cwd, Meta: acp.Meta(`{"messageId":"turn1-step2"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := br.session(cut.SessionID)
+	if v := c.agent.Tools.Value(seenKey{}, nil); v != nil || cut.Modes.CurrentModeID != "acceptEdits" {
+		t.Errorf("cut fork: tool state %v, mode %s", v, cut.Modes.CurrentModeID)
+	}
+	if n := c.agent.Store.Len(); n != 13 {
+		t.Errorf("cut fork has %d events", n)
+	}
+	for _, s := range []*liveSession{src, f, c} {
+		s.agent.Store.Close()
+	}
+}
+
+// TestNoticePath: a tool's notice becomes a `notice` update when the
+// editor advertised session.notices, and nothing is sent otherwise.
+func TestNoticePath(t *testing.T) {
+	for _, withCap := range []bool{true, false} {
+		br := New(Config{Tools: tools.NewRegistry()})
+		c := &recordingClient{}
+		br.SetClient(c)
+		caps := &acp.ClientCapabilities{}
+		if withCap {
+			caps.Session = &acp.ClientSessionCapabilities{Notices: &acp.Empty{}}
+		}
+		if _, err := br.Initialize(context.Background(), acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: caps}); err != nil {
+			t.Fatal(err)
+		}
+		s := br.openSession("s1", t.TempDir(), nil)
+		tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "The sandbox is not available", Description: "no Landlock"})
+		want := ""
+		if withCap {
+			want = "notice"
+		}
+		if got := c.kinds(); got != want {
+			t.Errorf("notices=%v: sent %q", withCap, got)
+		}
+		if withCap {
+			n := c.sent[0].(acp.Notice)
+			if n.Severity != "warning" || n.Title != "The sandbox is not available" || n.Description != "no Landlock" {
+				t.Errorf("notice %+v", n)
+			}
+		}
+		if len(s.agent.Store.Events()) != 0 {
+			t.Error("a notice was kept in the session")
+		}
+	}
+}
