@@ -42,7 +42,11 @@ type Config struct {
 	// Limits bound the connection's memory (message size, queued
 	// writes); zero fields mean acp's defaults.
 	Limits acp.Limits
-	Log    *slog.Logger
+	// SandboxWarning, when set, says that shell commands will not be
+	// confined as configured (toolbash.Manager.SandboxWarning): every
+	// session opened tells the user once, as a notice (tools.Notify).
+	SandboxWarning string
+	Log            *slog.Logger
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -175,7 +179,7 @@ func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp
 // absolute directory) with its additional directories (existing
 // absolute directories, kept in the log's header), in the configured
 // mode.
-func (b *Bridge) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
 	}
@@ -193,6 +197,7 @@ func (b *Bridge) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.New
 	cwd := filepath.Clean(p.Cwd)
 	s := b.buildSession(id, cwd, dirs, b.newStore(id, cwd, dirs))
 	b.register(s)
+	b.opened(ctx, s)
 	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode())}, nil
 }
 

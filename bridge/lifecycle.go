@@ -37,6 +37,7 @@ func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (a
 		if err != nil {
 			return acp.ResumeSessionResponse{}, err
 		}
+		b.opened(ctx, s)
 		return acp.ResumeSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
 	}, nil
 }
@@ -168,7 +169,7 @@ const ForkMessageKey = "messageId"
 // its remembered answers and of the files it observed. The source is
 // not changed. An unknown source is -32002; a cwd that is not the
 // source's, or a message id the source does not have, is -32602.
-func (b *Bridge) ForkSession(_ context.Context, p acp.ForkSessionRequest) (acp.ForkSessionResponse, error) {
+func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp.ForkSessionResponse, error) {
 	if p.SessionID == "" {
 		return acp.ForkSessionResponse{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
@@ -225,6 +226,7 @@ func (b *Bridge) ForkSession(_ context.Context, p acp.ForkSessionRequest) (acp.F
 	// The fork's header holds dirs; a copied Directories event may say
 	// otherwise.
 	b.noteDirectories(s, lastDirectories(session.Header{AdditionalDirectories: dirs}, events))
+	b.opened(ctx, s)
 	b.log.Info("forked a session", "session", p.SessionID, "fork", id, "events", len(events), "messageId", messageID)
 	return acp.ForkSessionResponse{SessionID: id, Modes: modeState(s.perm.currentMode())}, nil
 }
@@ -335,6 +337,17 @@ func (b *Bridge) noteDirectories(s *liveSession, before []string) {
 	}
 	s.agent.Store.Emit(session.Directories{Dirs: append([]string{}, s.dirs...)})
 	b.flushLog(s)
+}
+
+// opened runs what follows the answer to the request (ctx's) that opened
+// s (session/new, load, resume, fork), once that answer is written, so
+// that the editor knows the session first: today the sandbox notice.
+func (b *Bridge) opened(ctx context.Context, s *liveSession) {
+	if w := b.cfg.SandboxWarning; w != "" {
+		acp.Then(ctx, func() {
+			tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Shell commands run without a sandbox", Description: w})
+		})
+	}
 }
 
 // notify is the notice path of s's tools (tools.Notify): a `notice`

@@ -2,10 +2,16 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"os"
+	"reflect"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -120,5 +126,85 @@ func TestNoticePath(t *testing.T) {
 		if len(s.agent.Store.Events()) != 0 {
 			t.Error("a notice was kept in the session")
 		}
+	}
+}
+
+// TestSandboxNoticeAfterAnswer: with a sandbox warning, every session
+// opened (new, resume, fork) gets one warning notice, written after the
+// answer that names the session.
+func TestSandboxNoticeAfterAnswer(t *testing.T) {
+	root, cwd := t.TempDir(), t.TempDir()
+	br := New(Config{StateDir: root, Tools: tools.NewRegistry(), SandboxWarning: "shell commands run without a sandbox (no Landlock)"})
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	conn := br.Serve(toAgentR, fromAgentW)
+	c := acpclient.New(toAgentW)
+	var mu sync.Mutex
+	var lines []acpclient.Message
+	c.OnMessage = func(m acpclient.Message) {
+		mu.Lock()
+		lines = append(lines, m)
+		mu.Unlock()
+	}
+	c.Start(fromAgentR)
+	defer func() {
+		toAgentW.Close()
+		<-conn.Done()
+		fromAgentW.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	caps := map[string]any{"session": map[string]any{"notices": map[string]any{}}}
+	if err := c.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ns acp.NewSessionResponse
+	if err := c.Call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	var fs acp.ForkSessionResponse
+	if err := c.Call(ctx, "session/fork", map[string]any{"sessionId": ns.SessionID, "cwd": cwd}, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, "session/resume", map[string]any{"sessionId": ns.SessionID, "cwd": cwd}, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var got []string
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		got = got[:0]
+		for _, m := range lines {
+			switch {
+			case m.Method == "session/update":
+				var n struct {
+					SessionID string `json:"sessionId"`
+					Update    struct {
+						Kind     string `json:"sessionUpdate"`
+						Severity string `json:"severity"`
+					} `json:"update"`
+				}
+				_ = json.Unmarshal(m.Params, &n)
+				who := "new"
+				if n.SessionID == fs.SessionID {
+					who = "fork"
+				}
+				got = append(got, who+":"+n.Update.Kind+":"+n.Update.Severity)
+			case m.Result != nil:
+				got = append(got, "answer")
+			}
+		}
+		mu.Unlock()
+		if len(got) == 7 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	want := []string{"answer", "answer", "new:notice:warning", "answer", "fork:notice:warning", "answer", "new:notice:warning"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("messages %q\nwant %q", got, want)
+	}
+	for _, id := range []string{ns.SessionID, fs.SessionID} {
+		br.session(id).agent.Store.Close()
 	}
 }

@@ -77,6 +77,7 @@ func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.D
 		if err != nil {
 			return acp.LoadSessionResponse{}, err
 		}
+		b.opened(ctx, s)
 		return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
 	}, nil
 }

@@ -183,6 +183,8 @@ func TestUnsandboxedAsks(t *testing.T) {
 	m.Remember(out, true)
 	if got, _ := m.Decide(ModeDefault, out); got != Ask {
 		t.Errorf("after always-allow of an unsandboxed run: %v, want Ask", got)
+	}
+}
 
 // TestAdditionalDirectories: paths under an additional directory are
 // inside the project (edits run unasked in acceptEdits, reads in every

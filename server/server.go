@@ -128,6 +128,7 @@ func New(o Options) (*Server, error) {
 		LocationLineBase: lineBase,
 		Mode:             o.Mode,
 		StateDir:         o.StateDir,
+		SandboxWarning:   shell.SandboxWarning(),
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 	})
@@ -151,7 +152,9 @@ func (s *Server) Tools() *tools.Registry { return s.reg }
 // SandboxWarning is the sentence to show the user once per session when
 // shell commands will not be confined as Options.Sandbox asks (the kernel
 // has no usable Landlock), or "" (toolbash.Manager.SandboxWarning); the
-// shell tools already log it at warn when the server is built.
+// shell tools log it at warn when the server is built, and every session
+// opened tells the editor once (a notice, or a log line without
+// session.notices).
 func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 
 // Close stops what the tools started: it ends every shell command and

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +31,10 @@ type Options struct {
 	// Sandbox is how commands are confined (see package sandbox); the zero
 	// value is workspace-write.
 	Sandbox sandbox.Config
-	// AdditionalDirs are directories commands may write besides the
-	// session cwd under workspace-write (the sessions' additional
-	// directories; none today).
+	// AdditionalDirs are directories commands of every session may write
+	// besides the session cwd under workspace-write; a session's own
+	// additional directories (tools.AdditionalDirectories) are added to
+	// them for its commands.
 	AdditionalDirs []string
 }
 
@@ -184,6 +186,8 @@ func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbo
 	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Caches: m.caches}
 	if sess != nil {
 		pol.Project = sess.Cwd()
+		// The session's other workspace roots are part of the project.
+		pol.Dirs = append(slices.Clone(m.dirs), tools.AdditionalDirectories(sess)...)
 	}
 	if pol.Project == "" {
 		pol.Project = dir

@@ -444,3 +444,29 @@ func TestSandboxUnprivileged(t *testing.T) {
 		t.Fatalf("the agent child:\n%s", out)
 	}
 }
+
+// TestSandboxAdditionalDirectories: a session's additional directories
+// are writable under workspace-write, like its cwd; another session's are
+// not.
+func TestSandboxAdditionalDirectories(t *testing.T) {
+	needSandbox(t, false)
+	t.Parallel()
+	g := newRig(t)
+	extra := t.TempDir()
+	s := tools.NewSession("s1", t.TempDir())
+	tools.SetAdditionalDirectories(s, []string{extra})
+	if got := g.run(s, "echo in > "+filepath.Join(extra, "f")); strings.Contains(got, "[sandbox:") {
+		t.Errorf("write to the additional directory: %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(extra, "f")); err != nil || string(b) != "in\n" {
+		t.Errorf("the additional directory's file: %q, %v", b, err)
+	}
+	other := tools.NewSession("s2", t.TempDir())
+	target := filepath.Join(extra, "g")
+	if got := g.run(other, "echo x > "+target); !strings.Contains(got, sandboxLine(target)) {
+		t.Errorf("another session wrote into s1's additional directory: %q", got)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("%s exists: %v", target, err)
+	}
+}
