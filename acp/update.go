@@ -64,8 +64,9 @@ type AgentMessageChunk ContentChunk
 type AgentThoughtChunk ContentChunk
 
 // ToolCall announces a tool call (kind tool_call; schema type ToolCall).
-// Title is required; Kind defaults to other and Status to pending on the
-// editor's side when empty. Content and Locations are written when
+// Title is required; Name is the tool's programmatic name (the one the
+// model called; dsh-acp always sends it); Kind defaults to other and
+// Status to pending on the editor's side when empty. Content and Locations are written when
 // non-nil. Meta carries Zed's terminal convention. The fields are in the
 // order they are written: content last, as dsh-acp has always written it.
 type ToolCall struct {

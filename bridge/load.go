@@ -146,6 +146,10 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 		}
 		store, dirs, from = live.agent.Store, live.dirs, live
 		if replay {
+			// A session resumed here may not have decoded its log yet.
+			if err := store.Ready(); err != nil {
+				return nil, logError(r.id, "LOG_CORRUPT", err)
+			}
 			events = store.Events()
 		}
 	} else {

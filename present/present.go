@@ -146,6 +146,12 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 
 // toolStart announces a call whose arguments are still streaming, except
 // for terminal tools (their first message must carry the terminal).
+//
+// Every tool_call carries the tool's name (schema 1.22). A
+// tool_call_update may carry one too, but an omitted name means
+// "unchanged" and a call never changes its tool, so updates leave it out
+// (Zed, as read, takes a tool's name from `_meta.tool_name` of its own
+// agents and ignores `name` on updates).
 func (p *Presenter) toolStart(d session.ToolStart) []acp.Update {
 	c := p.call(d.CallID, d.Name)
 	if t, ok := p.lookup(c, d.Name); ok && t.Terminal {
