@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,23 +263,26 @@ func TestAlwaysAllowRestoredByLoad(t *testing.T) {
 		t.Fatalf("logged rules %+v", rules)
 	}
 
-	b2, reg2, fe2 := mk()
-	fe2.option = "reject-once"
-	if _, err := b2.load(context.Background(), "sess_rules", cwd, nil); err != nil {
-		t.Fatal(err)
+	// session/load and session/resume restore them alike.
+	for _, replay := range []bool{true, false} {
+		b2, reg2, fe2 := mk()
+		fe2.option = "reject-once"
+		if _, err := b2.reopen(context.Background(), reopenReq{id: "sess_rules", cwd: cwd}, replay); err != nil {
+			t.Fatal(err)
+		}
+		s2 := b2.session("sess_rules")
+		if res := run(reg2, s2, "bash", `{"command":"git status --short","description":"d"}`); res.IsError || fe2.asked != 0 {
+			t.Errorf("replay %v: git status after reopen: asked %d, %s", replay, fe2.asked, tools.JoinText(res.Content))
+		}
+		if res := run(reg2, s2, "write", fmt.Sprintf(`{"file_path":"b-%v.txt","content":"y\n"}`, replay)); res.IsError || fe2.asked != 0 {
+			t.Errorf("replay %v: write after reopen: asked %d, %s", replay, fe2.asked, tools.JoinText(res.Content))
+		}
+		if res := run(reg2, s2, "bash", `{"command":"rm -rf build","description":"d"}`); !res.IsError || fe2.asked != 0 || !strings.Contains(tools.JoinText(res.Content), "refused") {
+			t.Errorf("replay %v: rm after reopen: asked %d, %s", replay, fe2.asked, tools.JoinText(res.Content))
+		}
+		if run(reg2, s2, "bash", `{"command":"git log","description":"d"}`); fe2.asked != 1 {
+			t.Errorf("replay %v: git log after reopen: asked %d, want 1", replay, fe2.asked)
+		}
+		b2.Close()
 	}
-	s2 := b2.session("sess_rules")
-	if res := run(reg2, s2, "bash", `{"command":"git status --short","description":"d"}`); res.IsError || fe2.asked != 0 {
-		t.Errorf("git status after load: asked %d, %s", fe2.asked, tools.JoinText(res.Content))
-	}
-	if res := run(reg2, s2, "write", `{"file_path":"b.txt","content":"y\n"}`); res.IsError || fe2.asked != 0 {
-		t.Errorf("write after load: asked %d, %s", fe2.asked, tools.JoinText(res.Content))
-	}
-	if res := run(reg2, s2, "bash", `{"command":"rm -rf build","description":"d"}`); !res.IsError || fe2.asked != 0 || !strings.Contains(tools.JoinText(res.Content), "refused") {
-		t.Errorf("rm after load: asked %d, %s", fe2.asked, tools.JoinText(res.Content))
-	}
-	if run(reg2, s2, "bash", `{"command":"git log","description":"d"}`); fe2.asked != 1 {
-		t.Errorf("git log after load: asked %d, want 1", fe2.asked)
-	}
-	b2.Close()
 }

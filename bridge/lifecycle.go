@@ -104,7 +104,8 @@ func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSessi
 // the log's backups are removed; it is gone from session/list, and
 // session/load or session/resume of it is -32002. An id that is neither
 // open nor logged is -32002; one being loaded, resumed or forked is
-// -32602.
+// -32602; one another process has open (its log's lock) is -32603
+// LOG_LOCKED, and nothing is removed.
 func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (acp.DeleteSessionResponse, error) {
 	if p.SessionID == "" {
 		return acp.DeleteSessionResponse{}, acp.InvalidParams("Invalid params: sessionId is required")
@@ -141,6 +142,9 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 		return acp.DeleteSessionResponse{}, deleteError(p.SessionID, err)
 	}
 	if err := session.Delete(path); err != nil && !errors.Is(err, session.ErrNotFound) {
+		if le := lockedError(p.SessionID, err); le != nil {
+			return acp.DeleteSessionResponse{}, le
+		}
 		return acp.DeleteSessionResponse{}, deleteError(p.SessionID, err)
 	}
 	b.log.Info("deleted a session", "session", p.SessionID, "path", path)

@@ -156,11 +156,24 @@ func TestDelete(t *testing.T) {
 	root := t.TempDir()
 	path := writeLog(t, root, sampleEvents(10))
 	dir := filepath.Dir(path)
-	mine := []string{path + ".1700000000000.bak", path + ".1700000000001.bak", filepath.Join(dir, "."+filepath.Base(path)+".tmp-abc")}
+	mine := []string{path + ".1700000000000.bak", path + ".1700000000001.bak", filepath.Join(dir, "."+filepath.Base(path)+".tmp-abc"), LockPath(path)}
 	others := []string{filepath.Join(dir, "sess_10.jsonl"), path + ".x.bak", path + "2", filepath.Join(dir, "sess_1.jsonl.notes")}
 	for _, p := range append(append([]string{}, mine...), others...) {
 		os.WriteFile(p, []byte("x"), 0o600)
 	}
+	// Another holder of the lock: nothing is removed.
+	held, err := Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LockedError
+	if err := Delete(path); !errors.As(err, &le) {
+		t.Fatalf("Delete of a held log = %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a held log was removed: %v", err)
+	}
+	held.Release()
 	if err := Delete(path); err != nil {
 		t.Fatal(err)
 	}

@@ -48,14 +48,25 @@ func Find(root, id string) (string, error) {
 }
 
 // Delete removes the session log at path and every file beside it that
-// belongs to it: the backups crash repair made (BackupPath) and a
-// repair's temporary file left by a crash. The log is removed first, so
-// a crash midway leaves no listed session. A missing log is an error
-// wrapping ErrNotFound; nothing is removed then. The caller makes sure
-// no Log of this process still writes to it (close it first): a Log
+// belongs to it: the backups crash repair made (BackupPath), a repair's
+// temporary file left by a crash, and its lock file (LockPath). It takes
+// the log's Lock first, so a log another process has open is not
+// removed (a *LockedError); the lock file goes last, while held (a
+// process that opens it afterwards finds no log to lock). The log is
+// removed first, so a crash midway leaves no listed session. A missing
+// log is an error wrapping ErrNotFound; nothing is removed then. The
+// caller closes its own Log of path first (a Log holds the lock, and
 // only ever creates its file on its first Append, so a closed one never
-// brings it back.
+// brings it back).
 func Delete(path string) error {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("session log %s: %w", path, ErrNotFound)
+	}
+	lock, err := Acquire(path)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	if err := os.Remove(path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("session log %s: %w", path, ErrNotFound)
@@ -70,7 +81,7 @@ func Delete(path string) error {
 	var errs []error
 	for _, e := range entries {
 		n := e.Name()
-		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") {
+		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") || n == filepath.Base(LockPath(path)) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
