@@ -129,6 +129,15 @@ func TestSessionResume(t *testing.T) {
 		t.Fatalf("the edit after the resume did not happen (%q): %v", data, finalStatuses(h1.sessionUpdates()))
 	}
 	h1.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "acceptEdits"}, nil)
+	// Another agent on the same state directory cannot resume (nor delete)
+	// the session while this one has it open.
+	other := newHarness(t, harnessOpts{stateDir: state, cwd: cwd})
+	other.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
+	for _, m := range []string{"session/resume", "session/delete"} {
+		if code, msg := rpcError(t, other, m, map[string]any{"sessionId": sid, "cwd": cwd}); code != -32603 || !strings.Contains(msg, "in another process") {
+			t.Errorf("%s of a session open elsewhere: %d %s", m, code, msg)
+		}
+	}
 	h1.stop()
 
 	var reqs modelRequests
