@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +49,13 @@ type Config struct {
 	// System builds the system prompt for a session cwd; nil uses
 	// SystemPrompt.
 	System func(cwd string) string
+	// Meter gives the context window and the price of a model, for the
+	// usage event after each response; nil: the default window
+	// (llm.DefaultContextWindow) and no price.
+	Meter *llm.Meter
+	// Now is the clock a response's cost is priced at (prices may
+	// depend on the hour); nil means time.Now.
+	Now func() time.Time
 }
 
 // Agent runs turns for any number of sessions; it is safe for concurrent
@@ -70,7 +78,28 @@ func New(cfg Config) *Agent {
 	if cfg.System == nil {
 		cfg.System = SystemPrompt
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Agent{cfg: cfg}
+}
+
+// Model is the model a session uses when it has chosen none
+// (Config.Model); "" for a nil agent.
+func (a *Agent) Model() string {
+	if a == nil {
+		return ""
+	}
+	return a.cfg.Model
+}
+
+// Settings are a session's choices for its model requests: Model (""
+// means the agent's Config.Model) and Thinking (DeepSeek's thinking
+// fields; the zero value sends none). A change applies from the next
+// model request, also within a running turn.
+type Settings struct {
+	Model    string
+	Thinking llm.Thinking
 }
 
 // Session is one conversation: its events and the tool state. One turn
@@ -79,34 +108,82 @@ type Session struct {
 	Store *session.Store
 	Tools tools.Session
 
-	mu      sync.Mutex
-	ready   bool // turn and usedIDs were read from the store
-	turn    int
-	usedIDs map[string]bool
+	mu       sync.Mutex
+	ready    bool // turn, usedIDs and cost were read from the store
+	turn     int
+	usedIDs  map[string]bool
+	settings Settings
+	cost     costState
+}
+
+// costState is a session's cumulative cost: known while every response
+// so far was priced in one currency (amount then sums them; currency is
+// "" before the first priced one).
+type costState struct {
+	known    bool
+	amount   float64
+	currency string
 }
 
 // NewSession returns a session over store whose tools see ts. The
-// store's events (the last turn number, the tool call ids used) are read
-// at the first turn, so a store whose log is decoded lazily (a resumed
-// session) is not decoded here.
+// store's events (the last turn number, the tool call ids used, the
+// cumulative cost) are read at the first turn, so a store whose log is
+// decoded lazily (a resumed session) is not decoded here.
 func NewSession(store *session.Store, ts tools.Session) *Session {
 	return &Session{Store: store, Tools: ts, usedIDs: map[string]bool{}}
 }
 
-// prepare reads the store's events once (s.mu held).
+// prepare reads the store's events once (s.mu held). The cumulative
+// cost continues from the store's last usage event: it stays known only
+// when every response with usage in the store was followed by its usage
+// event and that event carried a cost (or there was none yet).
 func (s *Session) prepare() {
 	if s.ready {
 		return
 	}
 	s.ready = true
+	s.cost = costState{known: true}
+	unaccounted := false
 	for _, ev := range s.Store.Events() {
 		switch d := ev.Data.(type) {
 		case session.TurnStart:
 			s.turn = max(s.turn, d.Turn)
 		case session.ToolCall:
 			s.usedIDs[d.CallID] = true
+		case session.AssistantMessage:
+			if d.Usage != nil {
+				if unaccounted {
+					s.cost.known = false
+				}
+				unaccounted = true
+			}
+		case session.ContextUsage:
+			unaccounted = false
+			if d.Cost == nil {
+				s.cost = costState{}
+			} else if s.cost.known {
+				s.cost.amount, s.cost.currency = d.Cost.Amount, d.Cost.Currency
+			}
 		}
 	}
+	if unaccounted {
+		s.cost.known = false
+	}
+}
+
+// SetSettings replaces the session's settings; the next model request
+// uses them.
+func (s *Session) SetSettings(st Settings) {
+	s.mu.Lock()
+	s.settings = st
+	s.mu.Unlock()
+}
+
+// Settings returns the session's settings.
+func (s *Session) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
 }
 
 // Outcome is how a turn ended: an ACP stop reason, or Err when the prompt
@@ -196,8 +273,14 @@ func (t *turnRun) run(ctx context.Context) Outcome {
 // reports whether the turn goes on with another step.
 func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	cfg := t.a.cfg
+	st := t.s.Settings()
+	model := st.Model
+	if model == "" {
+		model = cfg.Model
+	}
 	req := llm.Request{
-		Model:    cfg.Model,
+		Model:    model,
+		Thinking: st.Thinking,
 		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events())...),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
@@ -243,29 +326,29 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	calls := t.pairCalls(resp.ToolCalls, ids, names)
 	switch resp.FinishReason {
 	case "length":
-		t.emit(msg)
+		t.emitMessage(msg, model, resp.Usage)
 		t.closeOpen(false, "the answer hit the output token limit before the call was complete")
 		return Outcome{StopReason: session.EndMaxTokens}, false
 	case "content_filter":
-		t.emit(msg)
+		t.emitMessage(msg, model, resp.Usage)
 		t.closeOpen(false, "the provider's content filter stopped the answer")
 		note := "\n\n[The model provider's content filter stopped this answer.]"
 		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: note})
 		return Outcome{StopReason: session.EndTurn}, false
 	case "insufficient_system_resource":
-		t.emit(msg)
+		t.emitMessage(msg, model, resp.Usage)
 		t.closeOpen(false, "the model service is overloaded")
 		return Outcome{Err: &TurnError{Message: "The model service is overloaded (insufficient_system_resource); try again later.", Reason: "INSUFFICIENT_SYSTEM_RESOURCE"}}, false
 	case "stop", "tool_calls", "":
 	default:
 		t.a.cfg.Log.Warn("agent: unknown finish_reason, ending the turn", "finish_reason", resp.FinishReason)
 		if len(calls) == 0 {
-			t.emit(msg)
+			t.emitMessage(msg, model, resp.Usage)
 			return Outcome{StopReason: session.EndTurn}, false
 		}
 	}
 	msg.ToolCalls = calls
-	t.emit(msg)
+	t.emitMessage(msg, model, resp.Usage)
 	if len(calls) == 0 {
 		t.closeOpen(false, "the model did not finish the call")
 		return Outcome{StopReason: session.EndTurn}, false
@@ -420,6 +503,39 @@ func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) 
 	}
 	<-launcher
 	workers.Wait()
+}
+
+// emitMessage records the step's message, then, when the response
+// reported its usage, the context use and the session's cumulative cost
+// after it (the usage event), before any of its tool calls runs.
+func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm.Usage) {
+	t.emit(msg)
+	if u == nil {
+		return
+	}
+	m := t.a.cfg.Meter
+	ev := session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
+		Used: int64(max(u.PromptTokens, 0)) + int64(max(u.CompletionTokens, 0)), Size: int64(m.Size(model))}
+	ev.Cost = t.s.addCost(m, model, *u, t.a.cfg.Now())
+	t.emit(ev)
+}
+
+// addCost adds a response's cost to the session's cumulative cost and
+// returns the total, nil once any response could not be priced (its
+// model has no known price, or another currency than the earlier ones).
+func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time) *session.Cost {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := m.Price(model)
+	if !ok || !s.cost.known || (s.cost.currency != "" && s.cost.currency != p.Currency) {
+		s.cost = costState{}
+		return nil
+	}
+	// Rounded to 1e-10 (a ten-billionth of the currency unit) so that
+	// sums read as the prices do, not as binary fractions.
+	s.cost.amount = math.Round((s.cost.amount+p.Cost(u, at))*1e10) / 1e10
+	s.cost.currency = p.Currency
+	return &session.Cost{Amount: s.cost.amount, Currency: s.cost.currency}
 }
 
 // pairCalls matches the response's complete tool calls (in index order)

@@ -16,9 +16,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
@@ -47,6 +49,21 @@ type Config struct {
 	// session opened tells the user once, as a notice (tools.Notify).
 	SandboxWarning string
 	Log            *slog.Logger
+	// Models is the endpoint's model list (nil: none). initialize starts
+	// its request; session/new and session/load wait up to ModelsWait
+	// for it, and sessions answered without it get a
+	// config_option_update when it arrives.
+	Models *llm.ModelList
+	// ModelsWait bounds that wait; 0 means DefaultModelsWait.
+	ModelsWait time.Duration
+	// KnownModels are the models the model option offers, after the
+	// agent's default model, while there is no model list.
+	KnownModels []string
+	// Thinking offers the thinking option (DeepSeek's thinking mode and
+	// effort); ThinkingDefault is the ThinkingLevels id new sessions start
+	// with ("" means DefaultThinking).
+	Thinking        bool
+	ThinkingDefault string
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -62,6 +79,10 @@ type Bridge struct {
 
 	loads loadState     // sessions being loaded (load.go)
 	index session.Index // what session/list has read of the logs (list.go)
+
+	watch     sync.Once     // the model list watcher (config.go)
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // liveSession is a session open in this process.
@@ -81,6 +102,7 @@ type liveSession struct {
 	turns  int
 
 	perm *permState
+	cfg  sessionConfig
 }
 
 // New returns a bridge. It does not touch cfg.Tools' execute chain: the
@@ -92,7 +114,13 @@ func New(cfg Config) *Bridge {
 	if cfg.Mode == "" {
 		cfg.Mode = permission.ModeDefault
 	}
-	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}}
+	if cfg.ModelsWait <= 0 {
+		cfg.ModelsWait = DefaultModelsWait
+	}
+	if cfg.ThinkingDefault == "" {
+		cfg.ThinkingDefault = DefaultThinking
+	}
+	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}, closed: make(chan struct{})}
 }
 
 // The ACP interfaces a Bridge serves (initialize advertises them).
@@ -105,6 +133,8 @@ var (
 	_ acp.SessionResumer = (*Bridge)(nil)
 	_ acp.SessionDeleter = (*Bridge)(nil)
 	_ acp.SessionForker  = (*Bridge)(nil)
+
+	_ acp.ConfigOptionSetter = (*Bridge)(nil)
 )
 
 // Serve starts serving the editor on r/w and returns the connection; wait
@@ -121,6 +151,7 @@ func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 // sessions stay in memory. Call it when the connection is done; calling
 // it again does nothing.
 func (b *Bridge) Close() {
+	b.closeOnce.Do(func() { close(b.closed) })
 	b.mu.Lock()
 	ss := make([]*liveSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -159,6 +190,8 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	}
 	b.clientInfo = p.ClientInfo
 	b.mu.Unlock()
+	// The model list is asked for now, so that session/new rarely waits.
+	b.cfg.Models.Start()
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
@@ -178,7 +211,8 @@ func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp
 // NewSession implements acp.Agent: a session in cwd (an existing
 // absolute directory) with its additional directories (existing
 // absolute directories, kept in the log's header), in the configured
-// mode.
+// mode, model and thinking level, answered with its modes and config
+// options (after waiting up to ModelsWait for the endpoint's model list).
 func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.InvalidParams("Invalid params: cwd must be an absolute path: %q", p.Cwd)
@@ -193,12 +227,14 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 	if len(p.McpServers) > 0 {
 		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", len(p.McpServers))
 	}
+	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
 	id := newSessionID()
+	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
 	cwd := filepath.Clean(p.Cwd)
 	s := b.buildSession(id, cwd, dirs, b.newStore(id, cwd, dirs))
 	b.register(s)
 	b.opened(ctx, s)
-	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode())}, nil
+	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
 }
 
 // openSession registers a live session without additional directories
@@ -242,6 +278,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}
 	s.agent = agent.NewSession(store, ts)
+	b.applyConfig(s, b.defaultConfig())
 	return s
 }
 

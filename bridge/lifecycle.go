@@ -38,7 +38,8 @@ func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (a
 			return acp.ResumeSessionResponse{}, err
 		}
 		b.opened(ctx, s)
-		return acp.ResumeSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
+		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
+		return acp.ResumeSessionResponse{Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
 	}, nil
 }
 
@@ -60,6 +61,7 @@ var restoredTypes = map[string]bool{
 	session.ModeChange{}.EventType():     true,
 	session.Directories{}.EventType():    true,
 	session.PermissionRule{}.EventType(): true,
+	session.ConfigChange{}.EventType():   true,
 }
 
 func restoredType(t string) bool { return restoredTypes[t] }
@@ -68,15 +70,14 @@ func restoredType(t string) bool { return restoredTypes[t] }
 // everything session/load restores besides the history itself; load,
 // resume and fork all go through it. From the session it takes over
 // (from, when that one is live here): the mode and, as how says, the
-// remembered permission answers and the tool state (the files observed,
-// shared or copied; background commands only when shared). Else from the
-// logged events (only the restoredTypes among them are read): the last
-// logged mode and the logged "always" answers (a fork cut at a message
-// gets those logged before the cut).
+// model and thinking level, the remembered permission answers and the
+// tool state (the files observed, shared or copied; background commands
+// only when shared). Else from the logged events (only the restoredTypes
+// among them are read): the last logged mode, model and thinking level
+// (restoredConfig) and the logged "always" answers (a fork cut at a
+// message gets those logged before the cut).
 func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSession, how carry) {
-	mode := ""
 	if from != nil && how != carryNone {
-		mode = from.perm.currentMode()
 		switch how {
 		case carryShare:
 			s.perm.mem = from.perm.mem
@@ -89,12 +90,17 @@ func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSessi
 	if how != carryShare && how != carryCopy {
 		restoreRules(s.perm.mem, events)
 	}
-	if mode == "" {
-		mode = lastMode(events)
+	// The model, thinking level and mode: the logged ones (restoredConfig),
+	// except what is taken from the live session.
+	v := restoredConfig(events, b.defaultConfig())
+	if from != nil && how != carryNone {
+		live := from.configOf()
+		v.Mode = live.Mode
+		if how == carryShare || how == carryCopy {
+			v.Model, v.Thinking = live.Model, live.Thinking
+		}
 	}
-	if mode != "" {
-		s.perm.setMode(mode)
-	}
+	b.applyConfig(s, v)
 }
 
 // DeleteSession implements acp.SessionDeleter: the session is closed
@@ -232,7 +238,8 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	b.noteDirectories(s, lastDirectories(session.Header{AdditionalDirectories: dirs}, events))
 	b.opened(ctx, s)
 	b.log.Info("forked a session", "session", p.SessionID, "fork", id, "events", len(events), "messageId", messageID)
-	return acp.ForkSessionResponse{SessionID: id, Modes: modeState(s.perm.currentMode())}, nil
+	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
+	return acp.ForkSessionResponse{SessionID: id, Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
 }
 
 // forkMessageID reads the fork point from a request's `_meta` ("" when

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,9 +48,34 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
 	for _, in := range page {
 		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirectories, Title: in.Title,
-			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z")})
+			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z"), Meta: usageMeta(in.Path)})
 	}
 	return out, nil
+}
+
+// usageMeta is a listed session's `_meta`: `{"usage": {"used", "size",
+// "cost"?}}`, the figures of its last usage_update (cost is the
+// thread's running total, left out when unknown), or nil when its log
+// has none (session.LastUsage reads only the end of the log).
+func usageMeta(path string) acp.Meta {
+	u, ok := session.LastUsage(path)
+	if !ok {
+		return nil
+	}
+	type usage struct {
+		Used uint64    `json:"used"`
+		Size uint64    `json:"size"`
+		Cost *acp.Cost `json:"cost,omitempty"`
+	}
+	v := usage{Used: uint64(max(u.Used, 0)), Size: uint64(max(u.Size, 0))}
+	if u.Cost != nil {
+		v.Cost = &acp.Cost{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
+	}
+	b, err := json.Marshal(map[string]usage{"usage": v})
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // lister returns at most n sessions that come after a position in the

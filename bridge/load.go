@@ -78,7 +78,8 @@ func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.D
 			return acp.LoadSessionResponse{}, err
 		}
 		b.opened(ctx, s)
-		return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode())}, nil
+		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
+		return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
 	}, nil
 }
 
@@ -300,20 +301,6 @@ func restoreRules(mem *permission.Memory, events []session.Event) {
 			mem.Restore(permission.Rule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
 		}
 	}
-}
-
-// lastMode is the mode of the last ModeChange in events ("" when none or
-// not a known mode).
-func lastMode(events []session.Event) string {
-	for i := len(events) - 1; i >= 0; i-- {
-		if m, ok := events[i].Data.(session.ModeChange); ok {
-			if permission.ValidMode(m.ModeID) {
-				return m.ModeID
-			}
-			return ""
-		}
-	}
-	return ""
 }
 
 // flushLog makes s's log durable (at every turn end, before the prompt

@@ -200,8 +200,10 @@ func modeState(current string) *acp.SessionModeState {
 }
 
 // SetSessionMode implements acp.ModeSetter: the session's permission
-// mode.
-func (b *Bridge) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+// mode. The change is logged (session/load restores it) and, after the
+// answer, announced on the other surface: a config_option_update with
+// the whole option list (Zed reads the mode from the options).
+func (b *Bridge) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
 		return acp.SetSessionModeResponse{}, unknownSession(p.SessionID)
@@ -209,13 +211,10 @@ func (b *Bridge) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) 
 	if !permission.ValidMode(p.ModeID) {
 		return acp.SetSessionModeResponse{}, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)
 	}
-	if s.perm.currentMode() != p.ModeID {
-		s.perm.setMode(p.ModeID)
-		// Logged, so a later session/load restores the mode; the
-		// editor also gets a current_mode_update confirming it.
-		s.agent.Store.Emit(session.ModeChange{ModeID: p.ModeID})
-		if err := s.agent.Store.Flush(); err != nil {
-			b.log.Warn("could not flush the session log", "session", s.id, "err", err)
+	if b.changeMode(s, p.ModeID) {
+		announce := func() { b.announceOptions(s) }
+		if !acp.Then(ctx, announce) {
+			announce()
 		}
 	}
 	return acp.SetSessionModeResponse{}, nil

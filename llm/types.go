@@ -41,11 +41,13 @@ type ToolSchema struct {
 // OnRetry, when set, is called (on the Stream caller's goroutine) each
 // time a failed attempt is about to be retried, before the wait; it is
 // not part of the body.
+// Thinking, when set, adds DeepSeek's thinking fields (see [Thinking]).
 type Request struct {
 	Model    string
 	Messages []Message
 	Tools    []ToolSchema
 	OnRetry  func(Retry)
+	Thinking Thinking
 }
 
 // Retry describes a failed attempt that is about to be retried: its
@@ -58,6 +60,29 @@ type Retry struct {
 	Status               int
 	Message              string
 	Wait                 time.Duration
+}
+
+// The values of Thinking.Type, DeepSeek's `thinking.type`.
+const (
+	ThinkingEnabled  = "enabled"
+	ThinkingDisabled = "disabled"
+)
+
+// The values of Thinking.Effort, DeepSeek's `reasoning_effort` (the API
+// maps other names onto these two; reference/deepseek-stream.md).
+const (
+	EffortHigh = "high"
+	EffortMax  = "max"
+)
+
+// Thinking is DeepSeek's thinking-mode control for one request
+// (reference/deepseek-stream.md §1; DeepSeek "Thinking Mode" guide): Type
+// goes out as the top-level `"thinking": {"type": Type}` and Effort as the
+// top-level `"reasoning_effort"`, each only when non-empty. The zero value
+// sends neither, so the provider's default applies.
+type Thinking struct {
+	Type   string // "", ThinkingEnabled or ThinkingDisabled
+	Effort string // "", EffortHigh or EffortMax
 }
 
 // DeltaKind tells what a Delta carries.

@@ -131,27 +131,39 @@ type wireStreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
+type wireThinking struct {
+	Type string `json:"type"`
+}
+
 type wireRequest struct {
-	Model         string            `json:"model"`
-	Messages      []Message         `json:"messages"`
-	Stream        bool              `json:"stream"`
-	StreamOptions wireStreamOptions `json:"stream_options"`
-	Tools         []wireToolSchema  `json:"tools,omitempty"`
+	Model           string            `json:"model"`
+	Messages        []Message         `json:"messages"`
+	Stream          bool              `json:"stream"`
+	StreamOptions   wireStreamOptions `json:"stream_options"`
+	Tools           []wireToolSchema  `json:"tools,omitempty"`
+	Thinking        *wireThinking     `json:"thinking,omitempty"`
+	ReasoningEffort string            `json:"reasoning_effort,omitempty"`
 }
 
 // emptySchema is sent for a tool whose Parameters is nil.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // MarshalRequest returns the JSON body of a streaming chat-completions call:
-// {"model","messages","stream":true,"stream_options":{"include_usage":true},"tools"?}.
-// Messages are written by Message.MarshalJSON; tools are left out when empty.
+// {"model","messages","stream":true,"stream_options":{"include_usage":true},"tools"?,
+// "thinking"?,"reasoning_effort"?}. Messages are written by
+// Message.MarshalJSON; tools are left out when empty, thinking and
+// reasoning_effort when req.Thinking leaves them empty.
 // It fails only if a tool's Parameters is not valid JSON.
 func MarshalRequest(req Request) ([]byte, error) {
 	w := wireRequest{
-		Model:         req.Model,
-		Messages:      req.Messages,
-		Stream:        true,
-		StreamOptions: wireStreamOptions{IncludeUsage: true},
+		Model:           req.Model,
+		Messages:        req.Messages,
+		Stream:          true,
+		StreamOptions:   wireStreamOptions{IncludeUsage: true},
+		ReasoningEffort: req.Thinking.Effort,
+	}
+	if req.Thinking.Type != "" {
+		w.Thinking = &wireThinking{Type: req.Thinking.Type}
 	}
 	if w.Messages == nil {
 		w.Messages = []Message{}

@@ -139,8 +139,22 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		t := d.Title
 		return []acp.Update{acp.SessionInfoUpdate{Title: &t}}
 	case session.ModeChange:
+		// Live, the bridge announces a mode change itself, on the surface
+		// the editor did not use (after the request's answer); a replay
+		// says which mode was chosen when.
+		if !p.view.Replay {
+			return nil
+		}
 		return []acp.Update{acp.CurrentModeUpdate{CurrentModeID: d.ModeID}}
+	case session.ContextUsage:
+		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0))}
+		if d.Cost != nil {
+			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
+		}
+		return []acp.Update{u}
 	}
+	// ConfigChange has no update of its own: the option list it changes
+	// is the bridge's (the answer to set_config_option, the load answer).
 	return nil
 }
 

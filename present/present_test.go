@@ -796,8 +796,25 @@ var presentCases = []presentCase{
 				`{"sessionUpdate":"plan","entries":[]}`}},
 			{ev: session.Title{Title: "Fix the bug"}, want: []string{
 				`{"sessionUpdate":"session_info_update","title":"Fix the bug"}`}},
+			// Live, the bridge announces mode changes itself.
+			{ev: session.ModeChange{ModeID: "plan"}},
+			{ev: session.ConfigChange{ConfigID: "model", Value: "deepseek-v4-pro"}},
+			{ev: session.ContextUsage{Turn: 1, Step: 1, Model: "deepseek-flash", Used: 352, Size: 1048576,
+				Cost: &session.Cost{Amount: 4.6218e-05, Currency: "USD"}}, want: []string{
+				`{"sessionUpdate":"usage_update","used":352,"size":1048576,"cost":{"amount":0.000046218,"currency":"USD"}}`}},
+			{ev: session.ContextUsage{Turn: 1, Step: 2, Used: 9000, Size: 128000}, want: []string{
+				`{"sessionUpdate":"usage_update","used":9000,"size":128000}`}},
+		},
+	},
+	{
+		name: "replay: mode, config and usage",
+		view: replay,
+		steps: []step{
 			{ev: session.ModeChange{ModeID: "plan"}, want: []string{
 				`{"sessionUpdate":"current_mode_update","currentModeId":"plan"}`}},
+			{ev: session.ConfigChange{ConfigID: "thinking", Value: "max"}},
+			{ev: session.ContextUsage{Turn: 2, Step: 1, Used: 10, Size: 20, Cost: &session.Cost{Amount: 0.5, Currency: "EUR"}}, want: []string{
+				`{"sessionUpdate":"usage_update","used":10,"size":20,"cost":{"amount":0.5,"currency":"EUR"}}`}},
 		},
 	},
 	{

@@ -306,6 +306,11 @@ func TestSessionFork(t *testing.T) {
 		}
 	}
 	h1.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	// set_mode's answer is followed by the option list with the new mode.
+	waitFor(t, func() bool {
+		ms := agentMsgs(t, h1, 0)
+		return len(ms) > 0 && ms[len(ms)-1].Method == "session/update" && kindOf(ms[len(ms)-1].Params.Update) == "config_option_update"
+	})
 	before, _ := os.ReadFile(logOf(t, state, sid))
 	fork := func(meta map[string]any) string {
 		t.Helper()
@@ -364,9 +369,10 @@ func TestSessionFork(t *testing.T) {
 	if !reflect.DeepEqual(replays[whole], src) {
 		t.Errorf("the whole fork's replay differs from the source's\n fork   %q\n source %q", replays[whole], src)
 	}
-	// The cut: the title, the prompt, the step's thought and its call.
-	if n := len(replays[cut]); n != 5 || !reflect.DeepEqual(replays[cut], src[:n]) {
-		t.Errorf("the cut fork's replay is not the source's first 5 updates\n fork   %q\n source %q", replays[cut], src)
+	// The cut: the title, the prompt, the step's thought, its usage and
+	// its call.
+	if n := len(replays[cut]); n != 6 || !reflect.DeepEqual(replays[cut], src[:n]) {
+		t.Errorf("the cut fork's replay is not the source's first 6 updates\n fork   %q\n source %q", replays[cut], src)
 	}
 
 	// All three go on, each with its own history.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
@@ -62,6 +63,29 @@ type Options struct {
 	// (64 MiB). A longer message is answered with an error without being
 	// held in memory.
 	MaxMessageBytes int64
+	// Models lists the endpoint's models (llm.HTTP; nil: no list). The
+	// list is asked for once, at initialize; the model option shows it.
+	Models llm.ModelLister
+	// ModelsWait bounds how long session/new and session/load wait for
+	// that list; 0 means bridge.DefaultModelsWait (1 s). ModelsTimeout
+	// bounds the request itself; 0 means llm.DefaultModelListTimeout
+	// (10 s).
+	ModelsWait, ModelsTimeout time.Duration
+	// Catalog is what is known about the endpoint's models without
+	// asking it (llm.DeepSeek for DeepSeek's API, merged with a --prices
+	// file): the models the selector offers without a list, context
+	// windows and prices.
+	Catalog llm.Catalog
+	// ContextWindow is the context window, in tokens, of a model neither
+	// the list nor the catalog describes (--context-window); <= 0 means
+	// llm.DefaultContextWindow.
+	ContextWindow int
+	// Thinking offers the thinking option (DeepSeek's thinking mode and
+	// effort); ThinkingDefault is the level sessions start in, one of
+	// bridge.ThinkingLevels ("" means bridge.DefaultThinking). Another
+	// value is an error from New.
+	Thinking        bool
+	ThinkingDefault string
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
@@ -71,17 +95,29 @@ type Options struct {
 	Tools []tools.Tool
 }
 
+// ThinkingLevels are the ids of the thinking option's values
+// (Options.ThinkingDefault), in the order the option lists them.
+func ThinkingLevels() []string {
+	ids := make([]string, 0, len(bridge.ThinkingLevels))
+	for _, l := range bridge.ThinkingLevels {
+		ids = append(ids, l.ID)
+	}
+	return ids
+}
+
 // Server is one assembled agent, serving one editor connection. Build it
 // with New, call Serve once, and Close it when the connection is done.
 type Server struct {
 	bridge *bridge.Bridge
 	reg    *tools.Registry
 	shell  *toolbash.Manager
+	models *llm.ModelList
 }
 
 // New assembles a server from o. It returns an error, and starts nothing,
-// when o.Client is nil, o.Mode or o.LocationLineBase is not a valid value,
-// or a tool fails to register (the error names the tool).
+// when o.Client is nil, o.Mode, o.LocationLineBase or o.ThinkingDefault
+// is not a valid value, or a tool fails to register (the error names the
+// tool).
 func New(o Options) (*Server, error) {
 	if o.Client == nil {
 		return nil, errors.New("server: Options.Client is required")
@@ -99,6 +135,9 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: LocationLineBase must be 0 or 1, got %d", lineBase)
 		}
 	}
+	if o.ThinkingDefault != "" && !bridge.ValidThinking(o.ThinkingDefault) {
+		return nil, fmt.Errorf("server: unknown thinking level %q", o.ThinkingDefault)
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -114,12 +153,17 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: registering tool %q: %w", t.Name, err)
 		}
 	}
+	var models *llm.ModelList
+	if o.Models != nil {
+		models = llm.NewModelList(o.Models, o.ModelsTimeout, o.Log)
+	}
 	a := agent.New(agent.Config{
 		Client:   o.Client,
 		Tools:    reg,
 		Model:    o.Model,
 		MaxSteps: o.MaxSteps,
 		Log:      o.Log,
+		Meter:    &llm.Meter{Catalog: o.Catalog, Listed: models, ContextWindow: o.ContextWindow},
 	})
 	b := bridge.New(bridge.Config{
 		Agent:            a,
@@ -131,11 +175,16 @@ func New(o Options) (*Server, error) {
 		SandboxWarning:   shell.SandboxWarning(),
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
+		Models:           models,
+		ModelsWait:       o.ModelsWait,
+		KnownModels:      o.Catalog.Offer,
+		Thinking:         o.Thinking,
+		ThinkingDefault:  o.ThinkingDefault,
 	})
 	// The permission step is the chain's only middleware: every call the
 	// agent makes passes it before the registry validates and runs it.
 	reg.Use(b.Permission)
-	return &Server{bridge: b, reg: reg, shell: shell}, nil
+	return &Server{bridge: b, reg: reg, shell: shell, models: models}, nil
 }
 
 // Serve starts serving the editor on r (its requests, one JSON-RPC
@@ -160,9 +209,11 @@ func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 // Close stops what the tools started: it ends every shell command and
 // background task (SIGTERM, then SIGKILL) and removes their spill files;
 // then it closes every session log, releasing its lock (another process
-// may then load the session). Call it once the connection is done;
+// may then load the session); a model list request still under way is
+// abandoned, not waited for. Call it once the connection is done;
 // calling it again does nothing.
 func (s *Server) Close() {
+	s.models.Close()
 	s.shell.Shutdown()
 	s.bridge.Close()
 }

@@ -223,6 +223,34 @@ type Notice struct {
 	Description string `json:"description,omitempty"`
 }
 
+// ConfigChange records a new value of a session config option other than
+// the mode (which is a ModeChange): ConfigID is the option's id (e.g.
+// "model", "thinking"), Value the chosen value's id.
+type ConfigChange struct {
+	ConfigID string `json:"configId"`
+	Value    string `json:"value"`
+}
+
+// Cost is an amount of money: Amount in Currency (ISO 4217, e.g. "USD").
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// ContextUsage is the context window's fill after one model response
+// (ACP usage_update): Used is the tokens in the context now (that
+// request's prompt plus completion tokens), Size the model's context
+// window, both tokens; Cost, when known, is the session's cumulative cost
+// up to and including this response. Model is the model that answered.
+type ContextUsage struct {
+	Turn  int    `json:"turn"`
+	Step  int    `json:"step"`
+	Model string `json:"model,omitempty"`
+	Used  int64  `json:"used"`
+	Size  int64  `json:"size"`
+	Cost  *Cost  `json:"cost,omitempty"`
+}
+
 func (TurnStart) EventType() string        { return "turn/start" }
 func (TurnEnd) EventType() string          { return "turn/end" }
 func (StepStart) EventType() string        { return "step/start" }
@@ -242,6 +270,8 @@ func (ContextMessage) EventType() string   { return "context/message" }
 func (PermissionRule) EventType() string   { return "permission/rule" }
 func (Directories) EventType() string      { return "session/directories" }
 func (Notice) EventType() string           { return "session/notice" }
+func (ConfigChange) EventType() string     { return "config/change" }
+func (ContextUsage) EventType() string     { return "usage/update" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -262,6 +292,8 @@ func (ContextMessage) Transient() bool   { return false }
 func (PermissionRule) Transient() bool   { return false }
 func (Directories) Transient() bool      { return false }
 func (Notice) Transient() bool           { return true }
+func (ConfigChange) Transient() bool     { return false }
+func (ContextUsage) Transient() bool     { return false }
 
 // decoders maps an event type to a function returning a fresh payload.
 var decoders = map[string]func() Data{
@@ -284,6 +316,8 @@ var decoders = map[string]func() Data{
 	"session/directories": func() Data { return &Directories{} },
 	"session/notice":      func() Data { return &Notice{} },
 	"permission/rule":     func() Data { return &PermissionRule{} },
+	"config/change":       func() Data { return &ConfigChange{} },
+	"usage/update":        func() Data { return &ContextUsage{} },
 }
 
 type wireEvent struct {
@@ -365,6 +399,10 @@ func deref(p Data) Data {
 	case *Directories:
 		return *v
 	case *Notice:
+		return *v
+	case *ConfigChange:
+		return *v
+	case *ContextUsage:
 		return *v
 	}
 	return p

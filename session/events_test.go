@@ -28,6 +28,9 @@ func TestEventRoundTrip(t *testing.T) {
 		ModeChange{ModeID: "plan"},
 		Directories{Dirs: []string{"/a", "/b"}},
 		Notice{Severity: "warning", Title: "t", Description: "d"},
+		ConfigChange{ConfigID: "model", Value: "deepseek-v4-pro"},
+		ContextUsage{Turn: 1, Step: 2, Model: "deepseek-flash", Used: 352, Size: 1 << 20, Cost: &Cost{Amount: 4.6218e-05, Currency: "USD"}},
+		ContextUsage{Turn: 1, Step: 3, Used: 10, Size: 128000},
 	}
 	for i, d := range datas {
 		ev := Event{Seq: int64(i), Time: 1700000000000, Data: d}

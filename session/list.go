@@ -224,3 +224,59 @@ func lineType(line []byte) string {
 	}
 	return string(rest[:i])
 }
+
+// usageScanLimit bounds, in bytes, how far back from its end LastUsage
+// reads a log.
+const usageScanLimit = 1 << 20
+
+// LastUsage returns the last ContextUsage event of the log at path (the
+// session's context use and cumulative cost as last reported), reading
+// the file backwards from its end, at most its last 1 MiB; ok is false
+// when there is none in that part, or the file cannot be read.
+func LastUsage(path string) (u ContextUsage, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return u, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return u, false
+	}
+	const block = 64 << 10
+	end := st.Size()
+	floor := max(end-usageScanLimit, 0)
+	var tail []byte // the bytes from the current block start to end
+	for end > floor {
+		start := max(end-block, floor)
+		buf := make([]byte, end-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return u, false
+		}
+		tail = append(buf, tail...)
+		// Whole lines only: the first one may be cut unless the block
+		// starts the file.
+		lines := bytes.Split(tail, []byte("\n"))
+		first := 1
+		if start == 0 {
+			first = 0
+		}
+		for i := len(lines) - 1; i >= first; i-- {
+			if lineType(lines[i]) != "usage/update" {
+				continue
+			}
+			var ev Event
+			if json.Unmarshal(lines[i], &ev) == nil {
+				if cu, isUsage := ev.Data.(ContextUsage); isUsage {
+					return cu, true
+				}
+			}
+		}
+		end = start
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 && start > 0 {
+			// Keep only the cut first line for the next round.
+			tail = tail[:i]
+		}
+	}
+	return u, false
+}

@@ -8,14 +8,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"log/slog"
 
+	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // version is the agent's version; release builds set it with
@@ -42,6 +45,15 @@ type config struct {
 	// ModelIdleTimeout ends a model request that sends nothing for that
 	// long; 0 means never.
 	ModelIdleTimeout time.Duration
+	// Thinking is the --thinking level ("" when not given): it offers
+	// the thinking option on any endpoint and is the level sessions
+	// start in.
+	Thinking      string
+	ContextWindow int    // --context-window; 0 when not given
+	Prices        string // --prices FILE; "" when not given
+	// Catalog is the built-in catalog of the endpoint merged with the
+	// --prices file.
+	Catalog llm.Catalog
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -80,6 +92,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit")
 	maxMessage := fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
 	idle := fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
+	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
+	contextWindow := fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
+	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
 		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n\nFlags:\n")
@@ -135,6 +150,26 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
+	}
+	if c.Thinking != "" && !slices.Contains(server.ThinkingLevels(), c.Thinking) {
+		return c, fmt.Errorf("--thinking (or DSH_THINKING) must be one of %s, got %q", strings.Join(server.ThinkingLevels(), ", "), c.Thinking)
+	}
+	if *contextWindow != "" {
+		n, err := strconv.Atoi(*contextWindow)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("--context-window (or DSH_CONTEXT_WINDOW) must be a positive number of tokens, got %q", *contextWindow)
+		}
+		c.ContextWindow = n
+	}
+	if llm.IsDeepSeek(c.BaseURL) {
+		c.Catalog = llm.DeepSeek()
+	}
+	if c.Prices != "" {
+		file, err := llm.LoadCatalog(c.Prices)
+		if err != nil {
+			return c, fmt.Errorf("--prices (or DSH_PRICES): %w", err)
+		}
+		c.Catalog = c.Catalog.Merge(file)
 	}
 	if c.Replay != "" {
 		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {

@@ -153,6 +153,11 @@ func (p *demoPrinter) message(m acpclient.Message) {
 		}
 	case acp.CurrentModeUpdate:
 		parts = append(parts, u.CurrentModeID)
+	case acp.UsageUpdate:
+		parts = append(parts, fmt.Sprintf("used=%d size=%d", u.Used, u.Size))
+		if u.Cost != nil {
+			parts = append(parts, fmt.Sprintf("cost=%g %s", u.Cost.Amount, u.Cost.Currency))
+		}
 	}
 	fmt.Fprintf(p.w, "%-19s %s\n", n.Update.SessionUpdateKind(), strings.Join(parts, " "))
 }

@@ -86,17 +86,26 @@ func serve(cfg config, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logg
 
 // newServer builds the server the flags describe; Close it when done.
 func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
+	client := modelClient(cfg, log)
 	o := server.Options{
-		Client:   modelClient(cfg, log),
-		Model:    cfg.Model,
-		MaxSteps: cfg.MaxSteps,
-		Mode:     cfg.Mode,
-		StateDir: cfg.StateDir,
-		Sandbox:  cfg.Sandbox,
-		Log:      log,
-		Version:  version,
-
+		Client:          client,
+		Model:           cfg.Model,
+		MaxSteps:        cfg.MaxSteps,
+		Mode:            cfg.Mode,
+		StateDir:        cfg.StateDir,
+		Sandbox:         cfg.Sandbox,
+		Log:             log,
+		Version:         version,
 		MaxMessageBytes: cfg.MaxMessageBytes,
+		Catalog:         cfg.Catalog,
+		ContextWindow:   cfg.ContextWindow,
+		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
+		ThinkingDefault: cfg.Thinking,
+	}
+	// A replay answers no /models: the selector lists the configured
+	// and known models.
+	if l, ok := client.(llm.ModelLister); ok {
+		o.Models = l
 	}
 	if cfg.LocationLineBase >= 0 {
 		base := cfg.LocationLineBase

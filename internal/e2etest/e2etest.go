@@ -16,14 +16,29 @@ import (
 	"testing"
 )
 
+// Usage is the usage block every response of this package ends with,
+// in DeepSeek's shape (`stream_options.include_usage`): 1,000 prompt
+// tokens of which 896 were cache hits, 50 completion tokens of which 10
+// were reasoning.
+var Usage = map[string]any{
+	"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
+	"prompt_tokens_details":     map[string]any{"cached_tokens": 896},
+	"completion_tokens_details": map[string]any{"reasoning_tokens": 10},
+	"prompt_cache_hit_tokens":   896, "prompt_cache_miss_tokens": 104,
+}
+
 // Text is a response that streams the reasoning pieces
 // (`reasoning_content`), then the text pieces (`content`), then an empty
-// content delta with finish_reason finish ("stop", "length", ...).
+// content delta with finish_reason finish ("stop", "length", ...) and
+// the Usage block.
 func Text(reasoning, text []string, finish string) string {
 	var b strings.Builder
 	chunk := func(delta map[string]any, fin any) {
 		m := map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "deepseek-chat",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}}
+		if fin != nil {
+			m["usage"] = Usage
+		}
 		data, _ := json.Marshal(m)
 		b.WriteString("data: " + string(data) + "\n\n")
 	}
@@ -43,11 +58,15 @@ func Text(reasoning, text []string, finish string) string {
 // arguments JSON text}) in one message, the way DeepSeek streams them: a
 // reasoning piece, then per call its index, id (call_00_0, call_00_1, ...)
 // and name with empty arguments, then the arguments in two pieces; it
-// ends with finish_reason "tool_calls".
+// ends with finish_reason "tool_calls" and the Usage block.
 func ToolCalls(calls ...[2]string) string {
 	var b strings.Builder
 	chunk := func(delta map[string]any, fin any) {
-		data, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}})
+		m := map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}}
+		if fin != nil {
+			m["usage"] = Usage
+		}
+		data, _ := json.Marshal(m)
 		b.WriteString("data: " + string(data) + "\n\n")
 	}
 	chunk(map[string]any{"role": "assistant", "reasoning_content": "I will use a tool."}, nil)

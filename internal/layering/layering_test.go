@@ -55,8 +55,10 @@ var rules = map[string]rule{
 	"agent":      {ours: []string{"llm", "tools", "session"}},
 	"present":    {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
-	// permission memory and modes.
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission"}},
+	// permission memory and modes; its model and thinking selectors show
+	// the endpoint's model list and set the request's thinking fields
+	// (llm's model facts, a leaf package).
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
