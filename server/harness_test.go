@@ -50,6 +50,8 @@ type harnessOpts struct {
 	lineBase *int
 	// logs, when set, also receives the agent's log lines (info and up).
 	logs io.Writer
+	// options, when set, adjusts the server's options before New.
+	options func(*server.Options)
 }
 
 // testVersion is the agent version the harness serves; goldens show it
@@ -79,8 +81,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if stateDir == "" {
 		stateDir = t.TempDir()
 	}
-	srv, err := server.New(server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
-		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)})
+	opts := server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
+		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)}
+	if o.options != nil {
+		o.options(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,7 +219,8 @@ func TestVersionAndHelp(t *testing.T) {
 	if err != nil || len(stdout) != 0 {
 		t.Errorf("--help: err %v, stdout %q (must stay empty)", err, stdout)
 	}
-	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-version", "DSH_API_KEY"} {
+	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-version", "DSH_API_KEY",
+		"-thinking", "-context-window", "-prices"} {
 		if !strings.Contains(stderr.String(), flag) {
 			t.Errorf("--help does not mention %s", flag)
 		}
