@@ -42,23 +42,38 @@ type runResult struct {
 	UpdateKinds          map[string]int   `json:"updateKinds"`
 	UpdatesCount         int              `json:"updatesCount"`
 	UpdatesOutsidePrompt int              `json:"updatesOutsidePrompt"`
-	Errors               []string         `json:"errors"`
-	Warnings             []string         `json:"warnings"`
-	ExitCode             *int             `json:"exitCode"`
-	ExitSignal           *string          `json:"exitSignal"`
-	StderrTail           string           `json:"stderrTail"`
+	NewSessionOptions    []configOption   `json:"newSessionConfigOptions"`
+	ConfigResponses      []struct {
+		ConfigID      string         `json:"configId"`
+		Value         string         `json:"value"`
+		ConfigOptions []configOption `json:"configOptions"`
+	} `json:"configResponses"`
+	UsageUpdates []struct {
+		Prompt int    `json:"prompt"`
+		Used   uint64 `json:"used"`
+		Size   uint64 `json:"size"`
+		Cost   *struct {
+			Amount   float64 `json:"amount"`
+			Currency string  `json:"currency"`
+		} `json:"cost"`
+	} `json:"usageUpdates"`
+	Errors     []string `json:"errors"`
+	Warnings   []string `json:"warnings"`
+	ExitCode   *int     `json:"exitCode"`
+	ExitSignal *string  `json:"exitSignal"`
+	StderrTail string   `json:"stderrTail"`
 }
 
 // runNode runs `node run.mjs agent scenario workdir` and returns its parsed
 // report and node's own exit code. It fails the test when node cannot run or
 // prints anything but one JSON object.
-func runNode(t *testing.T, env nodeEnv, agent, scenario string) (runResult, int) {
+func runNode(t *testing.T, env nodeEnv, agent, scenario string, extraEnv ...string) (runResult, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, env.node, filepath.Join(env.dir, "run.mjs"), agent, scenario, t.TempDir())
 	cmd.Dir = env.dir
-	cmd.Env = append(cmd.Environ(), "INTEROP_TIMEOUT_MS=60000")
+	cmd.Env = append(append(cmd.Environ(), "INTEROP_TIMEOUT_MS=60000"), extraEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

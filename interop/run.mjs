@@ -20,7 +20,14 @@
 //
 // Environment: INTEROP_TIMEOUT_MS (default 60000) bounds the whole run;
 // INTEROP_EXIT_TIMEOUT_MS (default 10000) bounds the wait for the child's
-// exit after stdin is closed.
+// exit after stdin is closed. INTEROP_BASE_URL, when set, makes the child
+// talk to that OpenAI-compatible endpoint (`--base-url`, with
+// INTEROP_API_KEY as DSH_API_KEY) instead of replaying the scenario;
+// INTEROP_AGENT_ARGS (a JSON array of strings) adds arguments.
+//
+// Steps: initialize, newSession, prompt {text}, setConfigOption
+// {configId, value}; the report adds newSessionConfigOptions,
+// configResponses [{configId, value, configOptions}] and usageUpdates.
 
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";
@@ -79,8 +86,16 @@ async function main() {
     if (k.startsWith("DSH_") || k === "DEEPSEEK_API_KEY") delete env[k];
   }
   env.DSH_STATE_DIR = stateDir;
+  let args = ["--replay", scenario];
+  if (process.env.INTEROP_BASE_URL) {
+    args = ["--base-url", process.env.INTEROP_BASE_URL];
+    env.DSH_API_KEY = process.env.INTEROP_API_KEY ?? "";
+  }
+  if (process.env.INTEROP_AGENT_ARGS) {
+    args.push(...JSON.parse(process.env.INTEROP_AGENT_ARGS));
+  }
 
-  const child = spawn(binary, ["--replay", scenario], { env, cwd: workdir, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(binary, args, { env, cwd: workdir, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (d) => {

@@ -28,6 +28,7 @@ export class Recorder {
     this.updatesCount = 0;
     this.outsidePrompt = 0;
     this.permissionRequests = [];
+    this.usageUpdates = []; // {prompt, used, size, cost} per usage_update
   }
 
   /** beginPrompt opens prompt number index (0-based). */
@@ -76,6 +77,9 @@ export class Recorder {
       case "tool_call_update":
         this.#toolCall(update, p, false);
         return;
+      case "usage_update":
+        this.usageUpdates.push({ prompt: p, used: update.used, size: update.size, cost: update.cost ?? null });
+        return;
       default:
         return;
     }
@@ -114,6 +118,7 @@ export class Recorder {
       updateKinds: this.updateKinds,
       updatesCount: this.updatesCount,
       updatesOutsidePrompt: this.outsidePrompt,
+      usageUpdates: this.usageUpdates,
     };
   }
 }

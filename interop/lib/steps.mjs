@@ -100,6 +100,19 @@ export async function runSteps({ steps, toChild, fromChild, workdir, recorder, w
               const res = await ctx.request(methods.agent.session.new, { cwd: workdir, mcpServers: [] });
               sessionId = res.sessionId;
               report.sessionIds.push(sessionId);
+              report.newSessionConfigOptions = res.configOptions ?? null;
+              break;
+            }
+            case "setConfigOption": {
+              if (sessionId === null) {
+                throw new Error("setConfigOption before newSession");
+              }
+              const res = await ctx.request(methods.agent.session.setConfigOption, {
+                sessionId,
+                configId: step.configId,
+                value: step.value,
+              });
+              (report.configResponses ??= []).push({ configId: step.configId, value: step.value, configOptions: res.configOptions });
               break;
             }
             case "prompt": {
