@@ -1,8 +1,9 @@
 // Package bridge implements the ACP agent side: a *Bridge is an acp.Agent
 // (with the optional interfaces for load, resume, list, close, delete,
-// fork and modes) that serves the editor's requests, keeps each
-// session's capability snapshot, and turns the agent loop's events into
-// `session/update`s through one present.Presenter per session.
+// fork, modes and config options) that serves the editor's requests,
+// keeps each session's capability snapshot and its model / thinking /
+// mode choices, and turns the agent loop's events into `session/update`s
+// through one present.Presenter per session.
 package bridge
 
 import (
@@ -148,8 +149,9 @@ func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 
 // Close closes the log of every session open here (their turns have
 // ended once the connection is done), releasing the logs' locks; the
-// sessions stay in memory. Call it when the connection is done; calling
-// it again does nothing.
+// sessions stay in memory. It also stops the watcher of the model list
+// (it does not wait for the list's request). Call it when the connection
+// is done; calling it again does nothing.
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() { close(b.closed) })
 	b.mu.Lock()
