@@ -231,8 +231,9 @@ const usageScanLimit = 1 << 20
 
 // LastUsage returns the last ContextUsage event of the log at path (the
 // session's context use and cumulative cost as last reported), reading
-// the file backwards from its end, at most its last 1 MiB; ok is false
-// when there is none in that part, or the file cannot be read.
+// the file backwards from its end in 64 KiB blocks, at most its last
+// 1 MiB; ok is false when there is none in that part, or the file cannot
+// be read.
 func LastUsage(path string) (u ContextUsage, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -246,37 +247,38 @@ func LastUsage(path string) (u ContextUsage, ok bool) {
 	const block = 64 << 10
 	end := st.Size()
 	floor := max(end-usageScanLimit, 0)
-	var tail []byte // the bytes from the current block start to end
+	var carry []byte // the start of a line cut by the previous block's start
 	for end > floor {
 		start := max(end-block, floor)
-		buf := make([]byte, end-start)
-		if _, err := f.ReadAt(buf, start); err != nil {
+		buf := make([]byte, int(end-start)+len(carry))
+		if _, err := f.ReadAt(buf[:end-start], start); err != nil {
 			return u, false
 		}
-		tail = append(buf, tail...)
-		// Whole lines only: the first one may be cut unless the block
-		// starts the file.
-		lines := bytes.Split(tail, []byte("\n"))
-		first := 1
-		if start == 0 {
-			first = 0
-		}
-		for i := len(lines) - 1; i >= first; i-- {
-			if lineType(lines[i]) != "usage/update" {
-				continue
+		copy(buf[end-start:], carry)
+		// Whole lines, last first; the first one is whole only when the
+		// block starts the file.
+		rest := buf
+		for {
+			i := bytes.LastIndexByte(rest, '\n')
+			if i < 0 && start > 0 {
+				break
 			}
-			var ev Event
-			if json.Unmarshal(lines[i], &ev) == nil {
-				if cu, isUsage := ev.Data.(ContextUsage); isUsage {
-					return cu, true
+			line := rest[i+1:]
+			if lineType(line) == "usage/update" {
+				var ev Event
+				if json.Unmarshal(line, &ev) == nil {
+					if cu, isUsage := ev.Data.(ContextUsage); isUsage {
+						return cu, true
+					}
 				}
 			}
+			if i < 0 {
+				break
+			}
+			rest = rest[:i]
 		}
+		carry = append([]byte(nil), rest...)
 		end = start
-		if i := bytes.IndexByte(tail, '\n'); i >= 0 && start > 0 {
-			// Keep only the cut first line for the next round.
-			tail = tail[:i]
-		}
 	}
 	return u, false
 }

@@ -63,3 +63,33 @@ func TestLastUsage(t *testing.T) {
 		t.Error("a usage from a directory")
 	}
 }
+
+// BenchmarkLastUsage is session/list's cost per listed session for its
+// _meta.usage: the last usage event of a log whose last turn ends with a
+// 64 KiB tool result after it.
+func BenchmarkLastUsage(b *testing.B) {
+	root := b.TempDir()
+	l := NewLog(LogPath(root, "/p", "sess_b"), NewHeader("sess_b", "/p", 1))
+	res := ToolResult{Turn: 1, Step: 1, CallID: "c", Content: []tools.Content{tools.Text(strings.Repeat("y", 64<<10))}}
+	for i := range 2000 {
+		var d Data = TurnStart{Turn: i}
+		switch i % 4 {
+		case 1:
+			d = ContextUsage{Turn: i, Step: 1, Used: int64(i), Size: 1 << 20, Cost: &Cost{Amount: float64(i), Currency: "USD"}}
+		case 2:
+			d = res
+		}
+		if err := l.Append(Event{Seq: int64(i), Time: 1, Data: d}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if u, ok := LastUsage(l.Path()); !ok || u.Used != 1997 {
+			b.Fatalf("%+v %v", u, ok)
+		}
+	}
+}
