@@ -760,3 +760,59 @@ func TestModelSwitchWithinTurn(t *testing.T) {
 		t.Errorf("models of the turn's requests: %q then %q, want deepseek-chat then gamma-3", a, b)
 	}
 }
+
+// TestConfigRestoredByResumeAndFork: session/resume in a new process
+// answers with the logged model, thinking level and mode (the log read
+// lazily) and the next request uses them; a fork of a live session
+// starts with the source's choices, each session then on its own.
+func TestConfigRestoredByResumeAndFork(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	e := newEndpoint(t, threeModels, e2etest.Text(nil, []string{"one"}, "stop"), e2etest.Text(nil, []string{"two"}, "stop"),
+		e2etest.Text(nil, []string{"three"}, "stop"))
+	opts := func() harnessOpts {
+		o := withEndpoint(e, func(o *server.Options) { o.Thinking = true })
+		o.stateDir, o.cwd = state, cwd
+		return o
+	}
+	h := newHarness(t, opts())
+	sid, _ := newSession(t, h)
+	if _, err := h.prompt(sid, "first"); err != nil {
+		t.Fatal(err)
+	}
+	setOption(t, h, sid, "model", "gamma-3")
+	setOption(t, h, sid, "thinking", "off")
+	last := setOption(t, h, sid, "mode", "acceptEdits")
+	var fork struct {
+		SessionID     string          `json:"sessionId"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	h.mustCall("session/fork", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, &fork)
+	if !bytes.Equal(fork.ConfigOptions, last) {
+		t.Errorf("fork answer options\n got %s\nwant %s", fork.ConfigOptions, last)
+	}
+	setOption(t, h, fork.SessionID, "model", "alpha-1")
+	if _, err := h.prompt(fork.SessionID, "in the fork"); err != nil {
+		t.Fatal(err)
+	}
+	if got := str(e.request(t, 2)["model"]); got != "alpha-1" {
+		t.Errorf("fork's request model %q", got)
+	}
+	h.stop()
+
+	h2 := newHarness(t, opts())
+	h2.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
+	var res struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	h2.mustCall("session/resume", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, &res)
+	if !bytes.Equal(res.ConfigOptions, last) {
+		t.Errorf("resume answer options\n got %s\nwant %s", res.ConfigOptions, last)
+	}
+	if _, err := h2.prompt(sid, "after resume"); err != nil {
+		t.Fatal(err)
+	}
+	req := e.request(t, 3)
+	if str(req["model"]) != "gamma-3" || string(req["thinking"]) != `{"type":"disabled"}` {
+		t.Errorf("request after resume: model %s thinking %s", req["model"], req["thinking"])
+	}
+}
