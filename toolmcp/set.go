@@ -102,8 +102,16 @@ type server struct {
 	closed    bool
 
 	listMu     sync.Mutex        // held while listing and registering: one list at a time
-	toolsMu    sync.Mutex        // guards registered
-	registered map[string]string // function name -> fingerprint of its MCP tool
+	toolsMu    sync.Mutex            // guards registered
+	registered map[string]registered // by function name
+}
+
+// registered is one tool of the server in the registry: the fingerprint
+// of its MCP definition (to tell a changed tool on re-listing) and what
+// its cards are built from.
+type registered struct {
+	fp  string
+	def *toolDef
 }
 
 // conn is one live connection to a server.
@@ -142,7 +150,7 @@ func Start(servers []Server, opts Options) *Set {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	keys := serverKeys(servers)
 	for i, cfg := range servers {
-		srv := &server{set: s, cfg: cfg, key: keys[i], poke: make(chan struct{}, 1), state: StateStarting, registered: map[string]string{}}
+		srv := &server{set: s, cfg: cfg, key: keys[i], poke: make(chan struct{}, 1), state: StateStarting, registered: map[string]registered{}}
 		srv.client = mcp.NewClient(&mcp.Implementation{Name: opts.ClientName, Version: opts.ClientVersion}, &mcp.ClientOptions{
 			Logger:       opts.Log,
 			Capabilities: &mcp.ClientCapabilities{},
@@ -202,6 +210,25 @@ func (s *Set) Status() []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// Definition returns what the cards of the registered tool called name
+// (a function name, mcp__<server>__<tool>) are built from, as JSON to log
+// beside its calls: the server's and the tool's names, the display title,
+// readOnlyHint and destructiveHint, the schema's required properties.
+// ReplayTool turns it back into a tool whose cards are the same, without
+// the server. ok is false when no server of s has that tool now.
+func (s *Set) Definition(name string) (def json.RawMessage, ok bool) {
+	for _, srv := range s.servers {
+		srv.toolsMu.Lock()
+		r, found := srv.registered[name]
+		srv.toolsMu.Unlock()
+		if found {
+			b, err := json.Marshal(r.def)
+			return b, err == nil
+		}
+	}
+	return nil, false
 }
 
 // Close stops every server (stdio: stdin closed, then SIGTERM and
@@ -576,7 +603,7 @@ func (srv *server) sync(c *conn) error {
 	srv.toolsMu.Lock()
 	defer srv.toolsMu.Unlock()
 	reg := srv.set.o.Registry
-	next := map[string]string{}
+	next := map[string]registered{}
 	for _, orig := range names {
 		fname, ok := fnames[orig]
 		if !ok {
@@ -585,14 +612,14 @@ func (srv *server) sync(c *conn) error {
 		t := byName[orig]
 		fp := fingerprint(t)
 		old, had := srv.registered[fname]
-		if had && old == fp {
-			next[fname] = fp
+		if had && old.fp == fp {
+			next[fname] = old
 			continue
 		}
 		if had {
 			reg.Unregister(fname)
 		}
-		tool, err := newTool(srv, fname, t)
+		tool, def, err := newTool(srv, fname, t)
 		if err == nil {
 			err = reg.Register(tool)
 		}
@@ -600,7 +627,7 @@ func (srv *server) sync(c *conn) error {
 			skipped = append(skipped, fmt.Sprintf("tool %q left out: %v", orig, err))
 			continue
 		}
-		next[fname] = fp
+		next[fname] = registered{fp: fp, def: def}
 	}
 	for fname := range srv.registered {
 		if _, keep := next[fname]; !keep {
@@ -623,7 +650,7 @@ func (srv *server) unregisterAll() {
 	for fname := range srv.registered {
 		srv.set.o.Registry.Unregister(fname)
 	}
-	srv.registered = map[string]string{}
+	srv.registered = map[string]registered{}
 }
 
 // shutdown stops the server for good (Close).

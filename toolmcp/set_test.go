@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -419,4 +421,63 @@ func TestAgentDeath(t *testing.T) {
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
 	waitGone(t, pid, "the server of a killed agent")
+}
+
+// TestReplayTool: every tool's Definition, read back by ReplayTool,
+// gives a tool with the same class and the same cards as the live one,
+// for the call card and for a logged result, and never reaches the
+// server; Definition knows only registered tools, ReplayTool refuses
+// what is not a definition.
+func TestReplayTool(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	f := start(t, Options{}, stdioServer("notes", events))
+	picture := f.call(context.Background(), "mcp__notes__picture", `{}`)
+	if picture.IsError || len(picture.Meta) == 0 {
+		t.Fatalf("picture = %+v", picture)
+	}
+	args := []string{``, `{}`, `{"name":"todo","text":"x"}`, `{"query":"milk"}`, `not json`}
+	before := len(readEvents(events))
+	for _, name := range wantNotes {
+		live, _ := f.shared.Lookup(f.session, name)
+		def, ok := f.set.Definition(name)
+		if !ok {
+			t.Fatalf("no definition for %s", name)
+		}
+		replay, err := ReplayTool(name, def)
+		if err != nil {
+			t.Fatalf("%s: ReplayTool(%s): %v", name, def, err)
+		}
+		if replay.Name != name || replay.Class != live.Class {
+			t.Errorf("%s: replay tool %q class %v, live class %v", name, replay.Name, replay.Class, live.Class)
+		}
+		for _, a := range args {
+			if got, want := replay.CallView(json.RawMessage(a)), live.CallView(json.RawMessage(a)); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s(%s): replayed call card %+v, live %+v", name, a, got, want)
+			}
+		}
+		for _, in := range []tools.ResultInput{
+			{Content: picture.Content, Meta: picture.Meta},
+			{Content: []tools.Content{tools.Text("Error: locked")}, IsError: true},
+		} {
+			if got, want := replay.ResultView(nil, in), live.ResultView(nil, in); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: replayed result card %+v, live %+v", name, got, want)
+			}
+		}
+		out, err := replay.Execute(context.Background(), &tools.Exec{Name: name})
+		var te *tools.Error
+		if err == nil || !errors.As(err, &te) || te.Code != CodeServerDown || len(out.Content) != 0 {
+			t.Errorf("%s: the replay tool ran: %+v, %v", name, out, err)
+		}
+	}
+	if n := len(readEvents(events)); n != before {
+		t.Errorf("replay tools reached the server: %q", readEvents(events)[before:])
+	}
+	if _, ok := f.set.Definition("mcp__notes__nope"); ok {
+		t.Error("a definition for a tool the server does not have")
+	}
+	for _, bad := range []string{``, `[]`, `{"server":"notes"}`, `{"tool":1}`} {
+		if _, err := ReplayTool("mcp__x__y", json.RawMessage(bad)); err == nil {
+			t.Errorf("ReplayTool(%s) accepted it", bad)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -36,7 +37,10 @@ func mcpError(code, format string, args ...any) error {
 	return &tools.Error{Name: ErrorName, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// toolDef is what a registered tool knows of its MCP tool.
+// toolDef is what a registered tool knows of its MCP tool: everything
+// its class and cards are built from. It is also the JSON that
+// Set.Definition gives and ReplayTool reads (the session log keeps it
+// beside each call), so its members only ever gain optional fields.
 type toolDef struct {
 	server   string // the server's configured name
 	original string // the tool's name on the server
@@ -48,14 +52,54 @@ type toolDef struct {
 	required    []string // the schema's required properties, in order
 }
 
+// wireDef is toolDef's JSON.
+type wireDef struct {
+	Server      string   `json:"server"`
+	Tool        string   `json:"tool"`
+	Title       string   `json:"title"`
+	ReadOnly    bool     `json:"readOnly,omitempty"`
+	Destructive *bool    `json:"destructive,omitempty"`
+	Required    []string `json:"required,omitempty"`
+}
+
+func (d *toolDef) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireDef{d.server, d.original, d.display, d.readOnly, d.destructive, d.required})
+}
+
+func (d *toolDef) UnmarshalJSON(b []byte) error {
+	var w wireDef
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Tool == "" {
+		return errors.New("no tool name")
+	}
+	if w.Title == "" {
+		w.Title = w.Tool
+	}
+	*d = toolDef{server: w.Server, original: w.Tool, display: w.Title, readOnly: w.ReadOnly, destructive: w.Destructive, required: w.Required}
+	return nil
+}
+
+// class is the permission class the server's annotations give: only
+// readOnlyHint makes a tool read-only; every other tool stays
+// undeclared: asked in default and acceptEdits, run in
+// bypassPermissions, refused in plan (tools.Class).
+func (d *toolDef) class() tools.Class {
+	if d.readOnly {
+		return tools.ClassReadOnly
+	}
+	return tools.ClassUndeclared
+}
+
 // newTool builds the tools.Tool named name for the MCP tool t of srv, with
 // t's input schema as its parameters (a schema without "type" gets
-// "type":"object"; the registry validates arguments with it). The call
-// goes to srv.call.
-func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, error) {
+// "type":"object"; the registry validates arguments with it), and the
+// definition its cards come from. The call goes to srv.call.
+func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error) {
 	params, required, err := inputSchema(t.InputSchema)
 	if err != nil {
-		return tools.Tool{}, err
+		return tools.Tool{}, nil, err
 	}
 	d := &toolDef{server: srv.cfg.Name, original: t.Name, display: t.Name, required: required}
 	switch {
@@ -73,13 +117,10 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, error) {
 		desc = d.display
 	}
 	tool := tools.Tool{
-		Name:        name,
-		Description: desc,
-		Parameters:  params,
-		// Only the server's readOnlyHint makes a tool read-only; every
-		// other tool stays undeclared: asked in default and acceptEdits,
-		// run in bypassPermissions, refused in plan (tools.Class).
-		Class:           tools.ClassUndeclared,
+		Name:            name,
+		Description:     desc,
+		Parameters:      params,
+		Class:           d.class(),
 		ConcurrencySafe: d.readOnly,
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
 			return srv.call(ctx, d.original, ex.Args)
@@ -87,10 +128,31 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, error) {
 		PresentCall:   d.presentCall,
 		PresentResult: d.presentResult,
 	}
-	if d.readOnly {
-		tool.Class = tools.ClassReadOnly
+	return tool, d, nil
+}
+
+// ReplayTool returns a tool called name whose cards are those of the MCP
+// tool def describes (def as Set.Definition gave it): the same title,
+// kind, notes and result blocks, built without the server, for showing
+// a logged call again (session/load). Its Execute fails
+// (CodeServerDown): it never reaches a server. An error means def is not
+// such a definition.
+func ReplayTool(name string, def json.RawMessage) (tools.Tool, error) {
+	d := &toolDef{}
+	if err := json.Unmarshal(def, d); err != nil {
+		return tools.Tool{}, fmt.Errorf("toolmcp: not an MCP tool definition: %w", err)
 	}
-	return tool, nil
+	return tools.Tool{
+		Name:        name,
+		Description: d.display,
+		Parameters:  json.RawMessage(`{"type":"object"}`),
+		Class:       d.class(),
+		Execute: func(context.Context, *tools.Exec) (tools.Output, error) {
+			return tools.Output{}, mcpError(CodeServerDown, "MCP tool %q of server %q is shown from the session log; it does not run", d.original, d.server)
+		},
+		PresentCall:   d.presentCall,
+		PresentResult: d.presentResult,
+	}, nil
 }
 
 // inputSchema returns the tool's schema as JSON and its required list.
