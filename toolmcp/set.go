@@ -101,7 +101,7 @@ type server struct {
 	restarted bool // the one restart was used
 	closed    bool
 
-	listMu     sync.Mutex        // held while listing and registering: one list at a time
+	listMu     sync.Mutex            // held while listing and registering: one list at a time
 	toolsMu    sync.Mutex            // guards registered
 	registered map[string]registered // by function name
 }
