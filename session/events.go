@@ -251,6 +251,20 @@ type ContextUsage struct {
 	Cost  *Cost  `json:"cost,omitempty"`
 }
 
+// ToolDefinition records, beside one call (CallID) of a tool that exists
+// only for this session (an MCP server's tool, named Name), what the
+// call's cards are built from, so that session/load shows them again
+// without the tool: Source names the package that reads Definition back
+// ("mcp": package toolmcp), Definition is that package's opaque JSON.
+// It is logged when the call enters the execute chain, after its
+// ToolCall.
+type ToolDefinition struct {
+	CallID     string          `json:"callId"`
+	Name       string          `json:"name"`
+	Source     string          `json:"source"`
+	Definition json.RawMessage `json:"definition"`
+}
+
 func (TurnStart) EventType() string        { return "turn/start" }
 func (TurnEnd) EventType() string          { return "turn/end" }
 func (StepStart) EventType() string        { return "step/start" }
@@ -272,6 +286,7 @@ func (Directories) EventType() string      { return "session/directories" }
 func (Notice) EventType() string           { return "session/notice" }
 func (ConfigChange) EventType() string     { return "config/change" }
 func (ContextUsage) EventType() string     { return "usage/update" }
+func (ToolDefinition) EventType() string   { return "tool/definition" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -294,6 +309,7 @@ func (Directories) Transient() bool      { return false }
 func (Notice) Transient() bool           { return true }
 func (ConfigChange) Transient() bool     { return false }
 func (ContextUsage) Transient() bool     { return false }
+func (ToolDefinition) Transient() bool   { return false }
 
 // decoders maps an event type to a function returning a fresh payload.
 var decoders = map[string]func() Data{
@@ -318,6 +334,7 @@ var decoders = map[string]func() Data{
 	"permission/rule":     func() Data { return &PermissionRule{} },
 	"config/change":       func() Data { return &ConfigChange{} },
 	"usage/update":        func() Data { return &ContextUsage{} },
+	"tool/definition":     func() Data { return &ToolDefinition{} },
 }
 
 type wireEvent struct {
@@ -403,6 +420,8 @@ func deref(p Data) Data {
 	case *ConfigChange:
 		return *v
 	case *ContextUsage:
+		return *v
+	case *ToolDefinition:
 		return *v
 	}
 	return p

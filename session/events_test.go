@@ -31,6 +31,7 @@ func TestEventRoundTrip(t *testing.T) {
 		ConfigChange{ConfigID: "model", Value: "deepseek-v4-pro"},
 		ContextUsage{Turn: 1, Step: 2, Model: "deepseek-flash", Used: 352, Size: 1 << 20, Cost: &Cost{Amount: 4.6218e-05, Currency: "USD"}},
 		ContextUsage{Turn: 1, Step: 3, Used: 10, Size: 128000},
+		ToolDefinition{CallID: "c", Name: "mcp__notes__read", Source: "mcp", Definition: json.RawMessage(`{"server":"notes","tool":"read","title":"Read"}`)},
 	}
 	for i, d := range datas {
 		ev := Event{Seq: int64(i), Time: 1700000000000, Data: d}
