@@ -35,7 +35,7 @@ func (r *paths) callCard(w *card, tool tools.Tool, callID, name string, view too
 			kind = tools.KindOther
 		}
 		path := firstLocPath(v.Locations)
-		return callParts{title: r.title(v.Title, path, ""), kind: acp.ToolKind(kind), content: textItems(v.Content),
+		return callParts{title: r.title(v.Title, path, ""), kind: acp.ToolKind(kind), content: contentItems(v.Content),
 			locations: r.locations(w, v.Locations), path: path}
 	case tools.DiffCall:
 		path, diffPath := firstLocPath(v.Locations), firstDiffPath(v.Diffs)

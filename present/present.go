@@ -238,6 +238,9 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 		return w.one(u)
 	}
 	u.Title, u.Locations, u.Content = parts.title, parts.locations, parts.content
+	if parts.rawOutput != nil {
+		u.RawOutput = parts.rawOutput
+	}
 	if len(u.Content) == 0 {
 		// The tool's own text is the fallback content.
 		if u.Content = textItems(d.Content); u.Content == nil {

@@ -55,8 +55,9 @@ func orDefault(s, def string) string {
 }
 
 // fakeTools returns the tools the table uses:
-//   - read: generic cards (kind, locations, optional preview text plus a
-//     non-text block that must be dropped; "bare" makes an empty result card);
+//   - read: generic cards (kind, locations, optional preview text plus an
+//     image block without data, shown as its text form; "bare" makes an
+//     empty result card);
 //   - edit: diff cards (nil oldText unless "old" is given; "nodiffs" empties
 //     the list; "loc" adds a location; nil result card on errors);
 //   - bash: a terminal tool (nil call card without a command; the result's
@@ -290,7 +291,7 @@ var presentCases = []presentCase{
 			{ev: start("c1", "read"), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"/proj/src/a.go","line":5,"kind":"read","preview":"package a"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read src/a.go","kind":"read","locations":[{"path":"/proj/src/a.go","line":5}],"rawInput":{"path":"/proj/src/a.go","line":5,"kind":"read","preview":"package a"},"content":[` + textItem("package a") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read src/a.go","kind":"read","locations":[{"path":"/proj/src/a.go","line":5}],"rawInput":{"path":"/proj/src/a.go","line":5,"kind":"read","preview":"package a"},"content":[` + textItem("package a") + `,` + textItem("[image: unknown type, 0 bytes]") + `]}`}},
 			{ev: exec("c1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}`}},
 			{ev: result("c1", "1: hello\n", "2: world"), want: []string{
@@ -323,13 +324,13 @@ var presentCases = []presentCase{
 		},
 	},
 	{
-		name: "generic: non-text result content gives content []",
+		name: "generic: an image block without data shows its text form",
 		view: base,
 		steps: []step{
 			{ev: call("c1", "read", `{"path":"/proj/img.png"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Read img.png","name":"read","kind":"other","status":"pending","locations":[{"path":"/proj/img.png"}],"rawInput":{"path":"/proj/img.png"}}`}},
 			{ev: session.ToolResult{CallID: "c1", Content: []tools.Content{{Type: "image"}}}, want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read img.png (done)","status":"completed","locations":[{"path":"/proj/img.png"}],"rawOutput":"","content":[]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read img.png (done)","status":"completed","locations":[{"path":"/proj/img.png"}],"rawOutput":"","content":[` + textItem("[image: unknown type, 0 bytes]") + `]}`}},
 		},
 	},
 	{
@@ -688,11 +689,11 @@ var presentCases = []presentCase{
 			{ev: start("c1", "read"), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","name":"read","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "read", `{"path":"/proj/a","preview":"head"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a","kind":"other","locations":[{"path":"/proj/a"}],"rawInput":{"path":"/proj/a","preview":"head"},"content":[` + textItem("head") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Read a","kind":"other","locations":[{"path":"/proj/a"}],"rawInput":{"path":"/proj/a","preview":"head"},"content":[` + textItem("head") + `,` + textItem("[image: unknown type, 0 bytes]") + `]}`}},
 			{ev: exec("c1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}`}},
 			{ev: cancelled(result("c1", "Error: cancelled by the user")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("head") + `,` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("head") + `,` + textItem("[image: unknown type, 0 bytes]") + `,` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{

@@ -1,6 +1,8 @@
 package present
 
 import (
+	"encoding/json"
+
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -11,6 +13,9 @@ type resultParts struct {
 	title     *string
 	content   []acp.ToolCallContent
 	locations []acp.ToolCallLocation
+	// rawOutput replaces the result's text as the card's rawOutput when
+	// set (GenericResult.RawOutput: an MCP CallToolResult).
+	rawOutput json.RawMessage
 	// terminal is a terminal result's view (terminal.go uses it for
 	// calls shown as terminals; other calls show the tool's text).
 	terminal *tools.TerminalResult
@@ -34,9 +39,12 @@ func (r *paths) resultCard(w *card, c *callState, view tools.ToolResultView) res
 	}
 	switch v := view.(type) {
 	case tools.GenericResult:
-		parts.content = textItems(v.Content)
+		parts.content = contentItems(v.Content)
 		title(v.Title, v.Locations, "")
 		parts.locations = r.locations(w, v.Locations)
+		if len(v.RawOutput) > 0 && json.Valid(v.RawOutput) {
+			parts.rawOutput = v.RawOutput
+		}
 	case tools.DiffResult:
 		parts.content = r.diffItems(w, v.Diffs)
 		if v.Note != "" {
