@@ -49,7 +49,6 @@ type Config struct {
 	// confined as configured (toolbash.Manager.SandboxWarning): every
 	// session opened tells the user once, as a notice (tools.Notify).
 	SandboxWarning string
-	Log            *slog.Logger
 	// Models is the endpoint's model list (nil: none). initialize starts
 	// its request; session/new and session/load wait up to ModelsWait
 	// for it, and sessions answered without it get a
@@ -65,6 +64,11 @@ type Config struct {
 	// with ("" means DefaultThinking).
 	Thinking        bool
 	ThinkingDefault string
+	// MCPWait bounds how long session/new, load, resume and fork wait for
+	// the session's MCP servers before answering (mcp.go); 0 means
+	// DefaultMCPWait (2 s), a negative value no wait.
+	MCPWait time.Duration
+	Log     *slog.Logger
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -80,6 +84,7 @@ type Bridge struct {
 
 	loads loadState     // sessions being loaded (load.go)
 	index session.Index // what session/list has read of the logs (list.go)
+	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -153,6 +158,7 @@ func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 // (it does not wait for the list's request). Call it when the connection
 // is done; calling it again does nothing.
 func (b *Bridge) Close() {
+	b.mcp.closeAll()
 	b.closeOnce.Do(func() { close(b.closed) })
 	b.mu.Lock()
 	ss := make([]*liveSession, 0, len(b.sessions))
@@ -197,7 +203,8 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}}},
+			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
+			McpCapabilities:     mcpCapabilities()},
 		AuthMethods: []acp.AuthMethod{},
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
@@ -226,15 +233,16 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	if len(p.McpServers) > 0 {
-		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", len(p.McpServers))
-	}
-	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
+	began := time.Now()
 	id := newSessionID()
-	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
 	cwd := filepath.Clean(p.Cwd)
 	s := b.buildSession(id, cwd, dirs, b.newStore(id, cwd, dirs))
 	b.register(s)
+	// The servers start while the model list is awaited; MCPWait counts
+	// from the request's start, so the two waits overlap.
+	set := b.startMCP(s, p.McpServers)
+	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
+	b.waitMCP(ctx, set, began)
 	b.opened(ctx, s)
 	return acp.NewSessionResponse{SessionID: s.id, Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
 }
@@ -269,8 +277,8 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
 	s := &liveSession{id: id, cwd: cwd, dirs: dirs, view: view,
 		notices: caps.Session != nil && caps.Session.Notices != nil}
-	s.pres = present.NewPresenter(view, b.cfg.Tools)
 	ts := tools.NewSession(id, cwd)
+	s.pres = present.NewPresenter(view, sessionLookup{b.cfg.Tools, ts})
 	tools.SetAdditionalDirectories(ts, dirs)
 	tools.SetNotifier(ts, func(n tools.Notice) { b.notify(s, n) })
 	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}

@@ -27,7 +27,7 @@ import (
 // logged session's events are decoded only when its next turn needs
 // them, so the answer does not wait for the whole log.
 func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (acp.Deferred[acp.ResumeSessionResponse], error) {
-	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, len(p.McpServers))
+	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +194,7 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	if err != nil {
 		return acp.ForkSessionResponse{}, err
 	}
-	if len(p.McpServers) > 0 {
-		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", len(p.McpServers))
-	}
+	began := time.Now()
 	if !b.loads.claim(p.SessionID) {
 		return acp.ForkSessionResponse{}, acp.InvalidParams("Invalid params: session %s is being opened or deleted; fork it after that", p.SessionID)
 	}
@@ -236,6 +234,7 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	// The fork's header holds dirs; a copied Directories event may say
 	// otherwise.
 	b.noteDirectories(s, lastDirectories(session.Header{AdditionalDirectories: dirs}, events))
+	b.waitMCP(ctx, b.startMCP(s, p.McpServers), began)
 	b.opened(ctx, s)
 	b.log.Info("forked a session", "session", p.SessionID, "fork", id, "events", len(events), "messageId", messageID)
 	b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
@@ -352,8 +351,10 @@ func (b *Bridge) noteDirectories(s *liveSession, before []string) {
 
 // opened runs what follows the answer to the request (ctx's) that opened
 // s (session/new, load, resume, fork), once that answer is written, so
-// that the editor knows the session first: today the sandbox notice.
+// that the editor knows the session first: the MCP servers' notices so
+// far (mcp.go) and the sandbox notice.
 func (b *Bridge) opened(ctx context.Context, s *liveSession) {
+	b.openedMCP(ctx, s)
 	if w := b.cfg.SandboxWarning; w != "" {
 		acp.Then(ctx, func() {
 			tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Shell commands run without a sandbox", Description: w})

@@ -67,7 +67,7 @@ func (b *Bridge) newStore(id, cwd string, dirs []string) *session.Store {
 // another load, resume, fork or delete of it, is refused until the load
 // has answered); the load itself runs in the returned function.
 func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.Deferred[acp.LoadSessionResponse], error) {
-	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, len(p.McpServers))
+	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +90,15 @@ type reopenReq struct {
 	// live is the session of that id open here when the request was
 	// read (nil when none).
 	live *liveSession
+	// servers are the MCP servers the request names (started by reopen).
+	servers []acp.McpServer
 }
 
 // prepareReopen validates the params of a session/load or
 // session/resume on the read goroutine and claims the id (released by
 // the caller's second stage). A prompt running in the live session is
 // -32602: reopening must not race a turn.
-func (b *Bridge) prepareReopen(id, cwd string, dirs []string, mcpServers int) (reopenReq, error) {
+func (b *Bridge) prepareReopen(id, cwd string, dirs []string, servers []acp.McpServer) (reopenReq, error) {
 	if id == "" {
 		return reopenReq{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
@@ -106,9 +108,6 @@ func (b *Bridge) prepareReopen(id, cwd string, dirs []string, mcpServers int) (r
 	dirs, err := checkDirectories(dirs)
 	if err != nil {
 		return reopenReq{}, err
-	}
-	if mcpServers > 0 {
-		b.log.Info("MCP servers are not supported yet; ignoring them", "mcpServers", mcpServers)
 	}
 	live := b.session(id)
 	if live != nil {
@@ -122,7 +121,7 @@ func (b *Bridge) prepareReopen(id, cwd string, dirs []string, mcpServers int) (r
 	if !b.loads.claim(id) {
 		return reopenReq{}, acp.InvalidParams("Invalid params: session %s is already being opened, forked or deleted", id)
 	}
-	return reopenReq{id: id, cwd: filepath.Clean(cwd), dirs: dirs, live: live}, nil
+	return reopenReq{id: id, cwd: filepath.Clean(cwd), dirs: dirs, live: live, servers: servers}, nil
 }
 
 // reopen opens session r.id for session/load (replay) or session/resume:
@@ -133,8 +132,12 @@ func (b *Bridge) prepareReopen(id, cwd string, dirs []string, mcpServers int) (r
 // first; without, a logged session's events are decoded only when its
 // next turn needs them (session.ReadLogLazy). The session is then
 // registered with a fresh capability snapshot, presenter and tool
-// state, and with r.dirs as its additional directories.
+// state, and with r.dirs as its additional directories. The MCP servers
+// of the request start before the replay (which never calls them: their
+// calls' cards come from the log) and are waited for at most
+// Config.MCPWait from the start; a live session's old servers stop.
 func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSession, error) {
+	began := time.Now()
 	var (
 		store  *session.Store
 		events []session.Event // what restore reads
@@ -162,8 +165,12 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 		events = ld.events
 	}
 	s := b.buildSession(r.id, r.cwd, r.dirs, store)
+	set := b.startMCP(s, r.servers)
 	if replay {
 		if err := b.replay(ctx, s, events); err != nil {
+			if set != nil {
+				b.mcp.close(set)
+			}
 			if from == nil {
 				_ = store.Close()
 			}
@@ -176,7 +183,11 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 	}
 	b.restore(s, events, from, carry)
 	b.register(s)
+	if from != nil {
+		b.stopMCP(from.agent.Tools)
+	}
 	b.noteDirectories(s, dirs)
+	b.waitMCP(ctx, set, began)
 	return s, nil
 }
 
@@ -274,16 +285,19 @@ func logError(id, reason string, err error) error {
 
 // replay sends the updates of events to the editor through a replay
 // presenter with s's capability snapshot: user messages, thoughts and
-// messages, every tool call as one tool_call and its final update,
-// plans, titles. It stops when ctx ends or a write fails.
+// messages, every tool call as one tool_call and its final update (an
+// MCP tool's from its logged definition: see replayLookup), plans,
+// titles. It stops when ctx ends or a write fails.
 func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Event) error {
 	v := s.view
 	v.Replay = true
-	p := present.NewPresenter(v, b.cfg.Tools)
+	lookup := newReplayLookup(b.cfg.Tools, events)
+	p := present.NewPresenter(v, lookup)
 	for i, ev := range events {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
+		lookup.next(ev)
 		for _, u := range p.Updates(ev) {
 			if err := b.client.SessionUpdate(ctx, acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)

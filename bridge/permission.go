@@ -56,7 +56,7 @@ func (p *permState) setMode(m string) {
 // alone (and refused arguments never run).
 func (p *permState) call(name string, args json.RawMessage) permission.Call {
 	c := permission.Call{Tool: name, Cwd: p.s.cwd, Dirs: p.s.dirs}
-	tool, ok := p.b.cfg.Tools.Get(name)
+	tool, ok := p.b.cfg.Tools.Lookup(p.s.agent.Tools, name)
 	if !ok {
 		return c
 	}
@@ -98,7 +98,10 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	}
 	p, _ := ex.Session.Value(permKey{}, nil).(*permState)
-	tool, known := b.cfg.Tools.Get(ex.Name)
+	if p != nil {
+		p.recordDefinition(ex)
+	}
+	tool, known := b.cfg.Tools.Lookup(ex.Session, ex.Name)
 	if p == nil || !known {
 		// Nothing to ask about: an unknown tool fails in the registry
 		// without running anything.
@@ -129,7 +132,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		}
 		preview = v
 	}
-	card := present.PermissionCard(p.s.view, b.cfg.Tools, ex.CallID, ex.Name, ex.Args, preview)
+	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.currentMode(), c)
 	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {

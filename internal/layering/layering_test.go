@@ -57,8 +57,9 @@ var rules = map[string]rule{
 	// The bridge asks the permission questions, so it holds the session's
 	// permission memory and modes; its model and thinking selectors show
 	// the endpoint's model list and set the request's thinking fields
-	// (llm's model facts, a leaf package).
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm"}},
+	// (llm's model facts, a leaf package); it starts the MCP servers the
+	// editor names for a session (toolmcp), as the ACP request gives them.
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
