@@ -52,6 +52,8 @@ type harnessOpts struct {
 	logs io.Writer
 	// options, when set, adjusts the server's options before New.
 	options func(*server.Options)
+	// mcpWait is Options.MCPWait.
+	mcpWait time.Duration
 }
 
 // testVersion is the agent version the harness serves; goldens show it
@@ -82,7 +84,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		stateDir = t.TempDir()
 	}
 	opts := server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
-		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...)}
+		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...), MCPWait: o.mcpWait}
 	if o.options != nil {
 		o.options(&opts)
 	}

@@ -86,6 +86,11 @@ type Options struct {
 	// value is an error from New.
 	Thinking        bool
 	ThinkingDefault string
+	// MCPWait bounds how long session/new, load, resume and fork wait for the
+	// MCP servers the editor names before answering; 0 means
+	// bridge.DefaultMCPWait (2 s), a negative value no wait. Servers not
+	// ready by then join the session when they are.
+	MCPWait time.Duration
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
@@ -180,6 +185,7 @@ func New(o Options) (*Server, error) {
 		KnownModels:      o.Catalog.Offer,
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
+		MCPWait:          o.MCPWait,
 	})
 	// The permission step is the chain's only middleware: every call the
 	// agent makes passes it before the registry validates and runs it.
@@ -208,10 +214,10 @@ func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 
 // Close stops what the tools started: it ends every shell command and
 // background task (SIGTERM, then SIGKILL) and removes their spill files;
-// then it closes every session log, releasing its lock (another process
-// may then load the session); a model list request still under way is
-// abandoned, not waited for. Call it once the connection is done;
-// calling it again does nothing.
+// it stops every session's MCP servers; then it closes every session
+// log, releasing its lock (another process may then load the session); a
+// model list request still under way is abandoned, not waited for. Call
+// it once the connection is done; calling it again does nothing.
 func (s *Server) Close() {
 	s.models.Close()
 	s.shell.Shutdown()

@@ -43,6 +43,7 @@ var (
 	extra      = flag.String("extra", "", "the name of one more read-only tool, answering its own name")
 	exitEarly  = flag.Bool("exit-at-start", false, "exit 3 at once (a server that does not start)")
 	hang       = flag.Bool("hang", false, "never answer (a server that times out in initialize)")
+	startDelay = flag.Duration("start-delay", 0, "wait this long before serving (a slow server that does start)")
 	badTool    = flag.Bool("bad-tool", false, "add a tool whose input schema refers to an outside schema")
 	ignoreEOF  = flag.Bool("ignore-eof", false, "over stdio: keep running after stdin closes (only a signal ends it)")
 	wantHeader = flag.String("want-header", "", "over HTTP: refuse requests without this Name: value header")
@@ -240,6 +241,10 @@ func main() {
 		event("hang pid %d", os.Getpid())
 		time.Sleep(time.Hour)
 		return
+	}
+	if *startDelay > 0 {
+		event("delay pid %d", os.Getpid())
+		time.Sleep(*startDelay)
 	}
 	s := newServer()
 	if *transport == "stdio" {
