@@ -28,6 +28,10 @@
 // Steps: initialize, newSession, prompt {text}, setConfigOption
 // {configId, value}; the report adds newSessionConfigOptions,
 // configResponses [{configId, value, configOptions}] and usageUpdates.
+//
+// A newSession step may name mcpServers (ACP McpServer objects); in their
+// strings {node} is this node binary, {interop} this folder and {workdir}
+// the session's folder.
 
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";

@@ -100,8 +100,11 @@ func (r wireResult) blocks(stripped bool) []tools.Content {
 }
 
 // structuredText is the structured content as indented JSON, or "" when
-// there is none or a text block already holds the same JSON (the spec
-// asks servers to send both).
+// there is none or the text blocks already say it: one holds the same
+// JSON (the spec asks servers to send both), or every leaf of it is a
+// string the text blocks hold verbatim (server-filesystem's
+// {"content": <the file>} beside the file's text), so that the model
+// and the card do not get the same text twice.
 func (r wireResult) structuredText() string {
 	sc := bytes.TrimSpace(r.StructuredContent)
 	if len(sc) == 0 || string(sc) == "null" {
@@ -112,10 +115,12 @@ func (r wireResult) structuredText() string {
 		return ""
 	}
 	canon, _ := json.Marshal(want)
+	var texts []string
 	for _, b := range r.Content {
 		if b.Type != tools.ContentText && b.Type != "" {
 			continue
 		}
+		texts = append(texts, b.Text)
 		var got any
 		if json.Unmarshal([]byte(b.Text), &got) == nil {
 			if g, _ := json.Marshal(got); bytes.Equal(g, canon) {
@@ -123,11 +128,52 @@ func (r wireResult) structuredText() string {
 			}
 		}
 	}
+	if len(texts) > 0 && stringsWithin(want, texts) {
+		return ""
+	}
 	var ind bytes.Buffer
 	if json.Indent(&ind, sc, "", "  ") != nil {
 		return string(sc)
 	}
 	return ind.String()
+}
+
+// stringsWithin reports whether v (decoded JSON) has only string leaves,
+// at least one not empty, and each is within one of texts.
+func stringsWithin(v any, texts []string) bool {
+	some := false
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			if x == "" {
+				return true
+			}
+			some = true
+			for _, t := range texts {
+				if strings.Contains(t, x) {
+					return true
+				}
+			}
+			return false
+		case map[string]any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+			return true
+		case []any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return walk(v) && some
 }
 
 // modelText is what the model is told of a result: each block's text

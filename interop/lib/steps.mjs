@@ -1,6 +1,7 @@
 // Step runner: connects the SDK client app to the agent's stdio and runs the
 // steps of a fixture's input.json.
 
+import { fileURLToPath } from "node:url";
 import { PROTOCOL_VERSION, RequestError, client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 
 const CLIENT_NAME = "dsh-acp-interop";
@@ -17,6 +18,23 @@ function describeError(e) {
     return `JSON-RPC error ${e.code}: ${e.message}${data}`;
   }
   return String(e?.stack ?? e);
+}
+
+/**
+ * expandPlaceholders returns v (JSON) with {node}, {interop} and {workdir}
+ * in its strings replaced by this node binary, the interop folder and the
+ * session's folder.
+ */
+function expandPlaceholders(v, workdir) {
+  if (typeof v === "string") {
+    return v
+      .replaceAll("{node}", process.execPath)
+      .replaceAll("{interop}", fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, ""))
+      .replaceAll("{workdir}", workdir);
+  }
+  if (Array.isArray(v)) return v.map((x) => expandPlaceholders(x, workdir));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, expandPlaceholders(x, workdir)]));
+  return v;
 }
 
 /** tapWritable forwards SDK messages to inner after showing each to wire.outgoing. */
@@ -97,7 +115,8 @@ export async function runSteps({ steps, toChild, fromChild, workdir, recorder, w
               break;
             }
             case "newSession": {
-              const res = await ctx.request(methods.agent.session.new, { cwd: workdir, mcpServers: [] });
+              const mcpServers = expandPlaceholders(step.mcpServers ?? [], workdir);
+              const res = await ctx.request(methods.agent.session.new, { cwd: workdir, mcpServers });
               sessionId = res.sessionId;
               report.sessionIds.push(sessionId);
               report.newSessionConfigOptions = res.configOptions ?? null;
