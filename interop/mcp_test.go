@@ -86,7 +86,12 @@ func TestSDKClientMCPServer(t *testing.T) {
 	}
 	agent := buildAgent(t, env.root)
 	model := newFakeEndpoint(t, dir)
-	r, code := runNode(t, env, agent, dir, "INTEROP_BASE_URL="+model.srv.URL, "INTEROP_API_KEY=interop-test-key")
+	// node starting the server takes well over the default 2 s
+	// session/new waits when the machine is busy; this test is about the
+	// call, not the bound (server's TestMCPSlowServerBound is), so the
+	// agent waits for the server.
+	r, code := runNode(t, env, agent, dir, "INTEROP_BASE_URL="+model.srv.URL, "INTEROP_API_KEY=interop-test-key",
+		`INTEROP_AGENT_ARGS=["--mcp-wait","60s"]`)
 	for _, e := range r.Errors {
 		t.Errorf("run error: %s", e)
 	}

@@ -54,6 +54,9 @@ type config struct {
 	// Catalog is the built-in catalog of the endpoint merged with the
 	// --prices file.
 	Catalog llm.Catalog
+	// MCPWait is how long session/new (load, resume, fork) waits for the
+	// session's MCP servers; 0 means it answers at once.
+	MCPWait time.Duration
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -91,6 +94,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	sandboxNet := fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit")
 	maxMessage := fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
+	mcpWait := fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
 	idle := fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
 	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
 	contextWindow := fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
@@ -147,6 +151,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	}
 	if c.ModelIdleTimeout, err = parseTimeout(*idle); err != nil {
 		return c, fmt.Errorf("--model-idle-timeout (or DSH_MODEL_IDLE_TIMEOUT) must be a duration (e.g. 120s, 5m) or 0, got %q", *idle)
+	}
+	if c.MCPWait, err = parseTimeout(*mcpWait); err != nil {
+		return c, fmt.Errorf("--mcp-wait (or DSH_MCP_WAIT) must be a duration (e.g. 2s) or 0, got %q", *mcpWait)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)

@@ -43,3 +43,31 @@ func TestLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPWaitFlag: --mcp-wait and DSH_MCP_WAIT (default 2 s, 0 allowed,
+// the flag winning), bad values refused naming the flag.
+func TestMCPWaitFlag(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want time.Duration
+	}{
+		{nil, nil, 2 * time.Second},
+		{[]string{"--mcp-wait", "30s"}, nil, 30 * time.Second},
+		{nil, map[string]string{"DSH_MCP_WAIT": "0"}, 0},
+		{[]string{"--mcp-wait=500ms"}, map[string]string{"DSH_MCP_WAIT": "9s"}, 500 * time.Millisecond},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.MCPWait != tc.want {
+			t.Errorf("%q %v: %v %v, want %v", tc.args, tc.env, c.MCPWait, err, tc.want)
+		}
+	}
+	for _, v := range []string{"-1s", "later"} {
+		if _, err := parseConfig([]string{"--mcp-wait", v}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--mcp-wait") {
+			t.Errorf("--mcp-wait %s: %v", v, err)
+		}
+	}
+}

@@ -101,11 +101,15 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		ContextWindow:   cfg.ContextWindow,
 		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
 		ThinkingDefault: cfg.Thinking,
+		MCPWait:         cfg.MCPWait,
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
 	if l, ok := client.(llm.ModelLister); ok {
 		o.Models = l
+	}
+	if cfg.MCPWait == 0 {
+		o.MCPWait = -1 // server.Options: no wait
 	}
 	if cfg.LocationLineBase >= 0 {
 		base := cfg.LocationLineBase
