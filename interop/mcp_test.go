@@ -22,8 +22,9 @@ import (
 const mcpScenario = "mcp-filesystem"
 
 // fakeEndpoint is an OpenAI-compatible endpoint on 127.0.0.1 that answers
-// the Nth request with the scenario's NNN.sse and keeps the request
-// bodies.
+// the Nth chat completions request with the scenario's NNN.sse and keeps
+// those requests' bodies; GET /models (which the agent asks once, at
+// initialize) lists the scenario's one model and is not counted.
 type fakeEndpoint struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -33,14 +34,23 @@ type fakeEndpoint struct {
 func newFakeEndpoint(t *testing.T, dir string) *fakeEndpoint {
 	f := &fakeEndpoint{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/models":
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"deepseek-chat","object":"model","owned_by":"deepseek"}]}`)
+			return
+		case "/chat/completions":
+		default:
+			http.NotFound(w, r)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
 		f.bodies = append(f.bodies, body)
 		n := len(f.bodies)
 		f.mu.Unlock()
 		sse, err := os.ReadFile(filepath.Join(dir, sseName(n)))
-		if err != nil || r.URL.Path != "/chat/completions" {
-			http.Error(w, fmt.Sprintf("request %d to %s: %v", n, r.URL.Path, err), http.StatusNotFound)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("request %d: %v", n, err), http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
