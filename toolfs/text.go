@@ -75,7 +75,7 @@ type lfView struct {
 // newLFView builds the view of raw.
 func newLFView(raw []byte) *lfView {
 	v := &lfView{raw: raw}
-	if bytes.Index(raw, []byte("\r\n")) < 0 {
+	if !bytes.Contains(raw, []byte("\r\n")) {
 		v.lf = raw
 		return v
 	}

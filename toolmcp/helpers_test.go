@@ -55,7 +55,6 @@ type fixture struct {
 	shared  *tools.Registry
 	session tools.Session
 	set     *Set
-	events  string // the server's event file
 
 	mu      sync.Mutex
 	notices []string

@@ -206,6 +206,7 @@ func TestArgsCacheTypes(t *testing.T) {
 		A string
 		B [2]int
 		N json.Number
+		//lint:ignore U1000 never set or read on purpose: the case is a struct with an unexported field that holds no references
 		x int
 	}
 	type node struct {

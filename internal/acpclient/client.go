@@ -152,7 +152,7 @@ func (c *Client) Notify(method string, params any) error {
 	return c.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-// Start a request and return its id and a channel for the response.
+// Send starts a request and returns its id and a channel for the response.
 func (c *Client) Send(method string, params any) (id int, resp <-chan Message, err error) {
 	c.mu.Lock()
 	c.next++

@@ -15,11 +15,10 @@ type Line struct {
 // Transcript records both directions of a JSON-RPC conversation. Wrap the
 // streams with ClientWriter and AgentWriter. Safe for concurrent use.
 type Transcript struct {
-	mu       sync.Mutex
-	lines    []Line
-	methods  map[string]string // client request id -> method
-	partial  [2][]byte
-	onAgentL func([]byte)
+	mu      sync.Mutex
+	lines   []Line
+	methods map[string]string // client request id -> method
+	partial [2][]byte
 }
 
 // NewTranscript returns an empty transcript.

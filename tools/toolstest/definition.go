@@ -26,13 +26,13 @@ func checkDefinition(tool tools.Tool, _ Config) []error {
 		errs = append(errs, errors.New("description is empty"))
 	}
 	if tool.Execute == nil {
-		errs = append(errs, errors.New("Execute is nil"))
+		errs = append(errs, errors.New("tool.Execute is nil"))
 	}
 	if spec, ok := tool.Spec(); ok {
 		if err := spec.Check(); err != nil {
 			errs = append(errs, err)
 		} else if !bytes.Equal(spec.JSONSchema(), tool.Parameters) {
-			errs = append(errs, fmt.Errorf("Parameters %s differ from the Spec's schema %s", tool.Parameters, spec.JSONSchema()))
+			errs = append(errs, fmt.Errorf("tool.Parameters %s differ from the Spec's schema %s", tool.Parameters, spec.JSONSchema()))
 		}
 	}
 	return errs
@@ -41,25 +41,25 @@ func checkDefinition(tool tools.Tool, _ Config) []error {
 func checkSchema(tool tools.Tool, _ Config) []error {
 	var params any
 	if err := json.Unmarshal(tool.Parameters, &params); err != nil {
-		return []error{fmt.Errorf("Parameters are not JSON: %w", err)}
+		return []error{fmt.Errorf("tool.Parameters are not JSON: %w", err)}
 	}
 	obj, ok := params.(map[string]any)
 	if !ok || obj["type"] != "object" {
-		return []error{fmt.Errorf(`Parameters %s are not a JSON object with "type":"object"`, tool.Parameters)}
+		return []error{fmt.Errorf(`tool.Parameters %s are not a JSON object with "type":"object"`, tool.Parameters)}
 	}
 	var errs []error
 	if p, present := obj["properties"]; present {
 		if _, ok := p.(map[string]any); !ok {
-			errs = append(errs, errors.New(`Parameters' "properties" is not an object`))
+			errs = append(errs, errors.New(`the "properties" of tool.Parameters is not an object`))
 		}
 	}
 	reg := tools.NewRegistry()
 	if err := reg.Register(tool); err != nil {
-		return append(errs, fmt.Errorf("Register: %w", err))
+		return append(errs, fmt.Errorf("register: %w", err))
 	}
 	schemas := reg.Schemas()
 	if len(schemas) != 1 {
-		return append(errs, fmt.Errorf("Schemas() gave %d entries, want 1", len(schemas)))
+		return append(errs, fmt.Errorf("registry.Schemas() gave %d entries, want 1", len(schemas)))
 	}
 	raw, err := json.Marshal(schemas[0])
 	if err != nil {
@@ -67,7 +67,7 @@ func checkSchema(tool tools.Tool, _ Config) []error {
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		return append(errs, fmt.Errorf("Schema is not a JSON object: %w", err))
+		return append(errs, fmt.Errorf("the model-facing schema is not a JSON object: %w", err))
 	}
 	want := []string{"description", "name", "parameters"}
 	if tool.Strict != nil {
@@ -90,7 +90,7 @@ var notObjects = []string{"[]", `[{"a":1}]`, `"text"`, "42", "null", "true", "{"
 func checkInvalidArgs(tool tools.Tool, cfg Config) []error {
 	reg := tools.NewRegistry()
 	if err := reg.Register(tool); err != nil {
-		return []error{fmt.Errorf("Register: %w", err)}
+		return []error{fmt.Errorf("register: %w", err)}
 	}
 	cases := slices.Clone(notObjects)
 	g := newGen(tool.Parameters, cfg.Seed)
@@ -132,7 +132,7 @@ func checkPreview(tool tools.Tool, _ Config) []error {
 	}
 	var errs []error
 	for _, args := range notObjects {
-		view, err, panicked := callPreview(tool, json.RawMessage(args))
+		view, panicked, err := callPreview(tool, json.RawMessage(args))
 		switch {
 		case panicked != nil:
 			errs = append(errs, fmt.Errorf("arguments %q: Preview panicked: %v", args, panicked))
@@ -145,7 +145,9 @@ func checkPreview(tool tools.Tool, _ Config) []error {
 	return errs
 }
 
-func callPreview(tool tools.Tool, args json.RawMessage) (view tools.ToolCallView, err error, panicked any) {
+// callPreview calls tool.Preview, turning a panic into panicked (the
+// recovered value) instead of crashing the conformance run.
+func callPreview(tool tools.Tool, args json.RawMessage) (view tools.ToolCallView, panicked any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = v
@@ -154,5 +156,5 @@ func callPreview(tool tools.Tool, args json.RawMessage) (view tools.ToolCallView
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	view, err = tool.Preview(ctx, &tools.Exec{CallID: "conformance-preview", Name: tool.Name, Args: args})
-	return view, err, nil
+	return view, nil, err
 }
