@@ -15,6 +15,7 @@ require (
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/tools v0.51.0
 	mvdan.cc/sh/v3 v3.14.1
 )
 
@@ -29,9 +30,11 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	golang.org/x/tools v0.51.0 // indirect
 	honnef.co/go/tools v0.8.2 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
-tool honnef.co/go/tools/cmd/staticcheck
+tool (
+	github.com/dsh-acp/dsh-acp/internal/exhaustive/cmd/exhaustive
+	honnef.co/go/tools/cmd/staticcheck
+)

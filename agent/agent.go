@@ -164,6 +164,8 @@ func (s *Session) prepare() {
 			} else if s.cost.known {
 				s.cost.amount, s.cost.currency = d.Cost.Amount, d.Cost.Currency
 			}
+		default:
+			// Only the turn count, the call ids and the cost carry over.
 		}
 	}
 	if unaccounted {
@@ -307,6 +309,9 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			t.open[id] = true
 			t.order = append(t.order, id)
 			t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
+		case llm.DeltaToolArgs:
+			// The arguments are taken whole from the response when the
+			// stream ends; their pieces show nothing on a card.
 		}
 	})
 	if err != nil {

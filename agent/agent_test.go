@@ -97,6 +97,8 @@ func TestTurnFinishReasons(t *testing.T) {
 					started++
 				case session.ToolResult:
 					results++
+				default:
+					// Only starts and results are counted.
 				}
 			}
 			if started != results {

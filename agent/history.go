@@ -43,6 +43,11 @@ func History(events []session.Event) []llm.Message {
 				}
 				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
 			}
+		default:
+			// The rest is not part of the conversation: turn and step
+			// bounds, streaming pieces, tool cards (a ToolResult is
+			// paired with its AssistantMessage above), plans, titles,
+			// modes.
 		}
 	}
 	return msgs

@@ -114,6 +114,8 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	case permission.Refuse:
 		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
+	case permission.Ask:
+		// Asked below, one question at a time.
 	}
 	p.ask.Lock()
 	defer p.ask.Unlock()

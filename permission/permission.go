@@ -183,15 +183,12 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	if mode == ModeBypass || len(special) > 0 {
 		return Allow, ""
 	}
-	switch class {
-	case tools.ClassEdit:
-		if mode == ModeAcceptEdits {
-			return Allow, ""
-		}
-		return m.toolDecision(c.Tool)
+	// Edits run in acceptEdits; an undeclared class (or one this policy
+	// does not know) asks there too, as acceptEdits vouches for file
+	// edits only.
+	if class == tools.ClassEdit && mode == ModeAcceptEdits {
+		return Allow, ""
 	}
-	// ClassUndeclared (or a class this policy does not know): asked in
-	// acceptEdits too, which vouches for file edits only.
 	return m.toolDecision(c.Tool)
 }
 

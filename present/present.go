@@ -152,6 +152,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
+	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage:
+		// Turn and step bounds show nothing (the prompt response ends a
+		// turn); context messages are for the model only.
+		return nil
 	}
 	// ConfigChange has no update of its own: the option list it changes
 	// is the bridge's (the answer to set_config_option, the load answer).

@@ -79,6 +79,8 @@ func cardLocations(us []acp.Update) ([]acp.ToolCallLocation, bool) {
 		return u.Locations, u.Title != ""
 	case acp.ToolCallUpdate:
 		return u.Locations, u.Title != nil
+	default:
+		// Not a card: no locations, no title.
+		return nil, false
 	}
-	return nil, false
 }

@@ -144,6 +144,7 @@ func checkToolCallsEnd(t *testing.T, us []acp.Update) {
 				t.Errorf("tool_call_update for unannounced %s", c.ToolCallID)
 			}
 		default:
+			// Not a card: nothing announced or finished.
 			continue
 		}
 		if isFinal(u) {

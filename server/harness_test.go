@@ -195,6 +195,9 @@ func joined(us []acp.Update, kind string) string {
 			b.WriteString(c.Content.Text)
 		case acp.UserMessageChunk:
 			b.WriteString(c.Content.Text)
+		default:
+			// Not a message chunk: no text to join (kind filtered
+			// above anyway).
 		}
 	}
 	return b.String()
@@ -267,6 +270,8 @@ func toolCard(u acp.Update) (c acp.ToolCallUpdate, ok bool) {
 		title := x.Title
 		return acp.ToolCallUpdate{ToolCallID: x.ToolCallID, Title: &title, Kind: x.Kind, Status: x.Status, Locations: x.Locations,
 			RawInput: x.RawInput, RawOutput: x.RawOutput, Meta: x.Meta, Content: x.Content}, true
+	default:
+		// Not a card.
+		return acp.ToolCallUpdate{}, false
 	}
-	return acp.ToolCallUpdate{}, false
 }

@@ -16,9 +16,13 @@ import (
 // Data is the payload of one event. EventType names it on the wire
 // (e.g. "turn/start"); Transient reports whether it only serves live
 // streaming and is never logged (chunks, progress, early tool cards).
+//
+// The set is closed (sealed by isData): the types of this file, always
+// used as values, one per event type.
 type Data interface {
 	EventType() string
 	Transient() bool
+	isData()
 }
 
 // Event is one thing that happened in a session. Seq counts the session's
@@ -311,30 +315,60 @@ func (ConfigChange) Transient() bool     { return false }
 func (ContextUsage) Transient() bool     { return false }
 func (ToolDefinition) Transient() bool   { return false }
 
-// decoders maps an event type to a function returning a fresh payload.
-var decoders = map[string]func() Data{
-	"turn/start":          func() Data { return &TurnStart{} },
-	"turn/end":            func() Data { return &TurnEnd{} },
-	"step/start":          func() Data { return &StepStart{} },
-	"step/end":            func() Data { return &StepEnd{} },
-	"user/message":        func() Data { return &UserMessage{} },
-	"assistant/chunk":     func() Data { return &AssistantChunk{} },
-	"assistant/message":   func() Data { return &AssistantMessage{} },
-	"tool/start":          func() Data { return &ToolStart{} },
-	"tool/call":           func() Data { return &ToolCall{} },
-	"tool/exec":           func() Data { return &ToolExec{} },
-	"tool/progress":       func() Data { return &ToolProgress{} },
-	"tool/result":         func() Data { return &ToolResult{} },
-	"todo/write":          func() Data { return &Plan{} },
-	"session/title":       func() Data { return &Title{} },
-	"mode/change":         func() Data { return &ModeChange{} },
-	"context/message":     func() Data { return &ContextMessage{} },
-	"session/directories": func() Data { return &Directories{} },
-	"session/notice":      func() Data { return &Notice{} },
-	"permission/rule":     func() Data { return &PermissionRule{} },
-	"config/change":       func() Data { return &ConfigChange{} },
-	"usage/update":        func() Data { return &ContextUsage{} },
-	"tool/definition":     func() Data { return &ToolDefinition{} },
+func (TurnStart) isData()        {}
+func (TurnEnd) isData()          {}
+func (StepStart) isData()        {}
+func (StepEnd) isData()          {}
+func (UserMessage) isData()      {}
+func (AssistantChunk) isData()   {}
+func (AssistantMessage) isData() {}
+func (ToolStart) isData()        {}
+func (ToolCall) isData()         {}
+func (ToolExec) isData()         {}
+func (ToolProgress) isData()     {}
+func (ToolResult) isData()       {}
+func (Plan) isData()             {}
+func (Title) isData()            {}
+func (ModeChange) isData()       {}
+func (ContextMessage) isData()   {}
+func (PermissionRule) isData()   {}
+func (Directories) isData()      {}
+func (Notice) isData()           {}
+func (ConfigChange) isData()     {}
+func (ContextUsage) isData()     {}
+func (ToolDefinition) isData()   {}
+
+// decoders maps an event type to the function decoding its payload.
+var decoders = map[string]func(json.RawMessage) (Data, error){
+	"turn/start":          decode[TurnStart],
+	"turn/end":            decode[TurnEnd],
+	"step/start":          decode[StepStart],
+	"step/end":            decode[StepEnd],
+	"user/message":        decode[UserMessage],
+	"assistant/chunk":     decode[AssistantChunk],
+	"assistant/message":   decode[AssistantMessage],
+	"tool/start":          decode[ToolStart],
+	"tool/call":           decode[ToolCall],
+	"tool/exec":           decode[ToolExec],
+	"tool/progress":       decode[ToolProgress],
+	"tool/result":         decode[ToolResult],
+	"todo/write":          decode[Plan],
+	"session/title":       decode[Title],
+	"mode/change":         decode[ModeChange],
+	"context/message":     decode[ContextMessage],
+	"session/directories": decode[Directories],
+	"session/notice":      decode[Notice],
+	"permission/rule":     decode[PermissionRule],
+	"config/change":       decode[ConfigChange],
+	"usage/update":        decode[ContextUsage],
+	"tool/definition":     decode[ToolDefinition],
+}
+
+// decode reads the payload of an event of type D, as a D value.
+func decode[D Data](raw json.RawMessage) (Data, error) {
+	var d D
+	err := json.Unmarshal(raw, &d)
+	return d, err
 }
 
 type wireEvent struct {
@@ -364,65 +398,14 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	mk, ok := decoders[w.Type]
+	dec, ok := decoders[w.Type]
 	if !ok {
 		return fmt.Errorf("session: unknown event type %q", w.Type)
 	}
-	p := mk()
-	if err := json.Unmarshal(w.Data, p); err != nil {
+	d, err := dec(w.Data)
+	if err != nil {
 		return fmt.Errorf("session: decoding %s: %w", w.Type, err)
 	}
-	e.Seq, e.Time = w.Seq, w.Time
-	e.Data = deref(p)
+	e.Seq, e.Time, e.Data = w.Seq, w.Time, d
 	return nil
-}
-
-func deref(p Data) Data {
-	switch v := p.(type) {
-	case *TurnStart:
-		return *v
-	case *TurnEnd:
-		return *v
-	case *StepStart:
-		return *v
-	case *StepEnd:
-		return *v
-	case *UserMessage:
-		return *v
-	case *AssistantChunk:
-		return *v
-	case *AssistantMessage:
-		return *v
-	case *ToolStart:
-		return *v
-	case *ToolCall:
-		return *v
-	case *ToolExec:
-		return *v
-	case *ToolProgress:
-		return *v
-	case *ToolResult:
-		return *v
-	case *Plan:
-		return *v
-	case *Title:
-		return *v
-	case *ModeChange:
-		return *v
-	case *ContextMessage:
-		return *v
-	case *PermissionRule:
-		return *v
-	case *Directories:
-		return *v
-	case *Notice:
-		return *v
-	case *ConfigChange:
-		return *v
-	case *ContextUsage:
-		return *v
-	case *ToolDefinition:
-		return *v
-	}
-	return p
 }

@@ -324,16 +324,16 @@ func decodeEvent(text []byte) (Event, error) {
 	if ok {
 		rest, ok = bytes.CutPrefix(rest, []byte(`,"data":`))
 	}
-	mk := decoders[string(typ)]
-	if !ok || mk == nil || len(rest) == 0 || rest[len(rest)-1] != '}' {
+	dec := decoders[string(typ)]
+	if !ok || dec == nil || len(rest) == 0 || rest[len(rest)-1] != '}' {
 		err := json.Unmarshal(text, &ev)
 		return ev, err
 	}
-	p := mk()
-	if err := json.Unmarshal(rest[:len(rest)-1], p); err != nil {
+	d, err := dec(rest[:len(rest)-1])
+	if err != nil {
 		return ev, fmt.Errorf("session: decoding %s: %w", typ, err)
 	}
-	ev.Seq, ev.Time, ev.Data = seq, tm, deref(p)
+	ev.Seq, ev.Time, ev.Data = seq, tm, d
 	return ev, nil
 }
 

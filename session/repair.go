@@ -30,6 +30,8 @@ func Repair(events []Event) []Event {
 			return events
 		case TurnStart:
 			start = i
+		default:
+			// Only turn bounds matter while looking for the open turn.
 		}
 		if start >= 0 {
 			break
@@ -72,6 +74,8 @@ func Repair(events []Event) []Event {
 			note(d.CallID, d.Step, ev.Seq, true)
 		case ToolResult:
 			answered[d.CallID] = true
+		default:
+			// The other events open or answer no call and no step.
 		}
 	}
 	last := events[len(events)-1]

@@ -1,0 +1,3 @@
+module example.com/closed
+
+go 1.26
