@@ -105,7 +105,7 @@ func TestBrokenToolsFail(t *testing.T) {
 			return tool
 		}(), "differ from the Spec's schema"},
 		{"non-object schema", tools.Tool{Name: "x", Description: "d", Parameters: json.RawMessage(`{"type":"string"}`),
-			Execute: func(context.Context, *tools.Exec) (tools.Output, error) { return tools.Output{}, nil }}, `schema: Parameters {"type":"string"} are not a JSON object`},
+			Execute: func(context.Context, *tools.Exec) (tools.Output, error) { return tools.Output{}, nil }}, `schema: tool.Parameters {"type":"string"} are not a JSON object`},
 		{"validation skipped", tools.Tool{Name: "x", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`),
 			Execute: func(context.Context, *tools.Exec) (tools.Output, error) { return tools.Output{}, nil }}, "", // raw tools are validated by the registry: passes
 		},
