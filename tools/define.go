@@ -40,7 +40,9 @@ type Def[A any] struct {
 // tool's Execute and Preview parse ex.Args (ParseArgs), validate them with
 // Spec.Validate and decode them into A with case-sensitive key matching
 // ("PATH" does not fill a field named "path"); any failure returns an
-// *ArgsError (ToolArgsError, INVALID_ARGS) before d's function runs. The
+// *ArgsError (ToolArgsError, INVALID_ARGS) before d's function runs.
+// Arguments that one scan finds certainly valid (quickValid) skip the
+// parse and validation and are decoded directly, to the same value. The
 // presenters validate softly: arguments that do not parse, validate or
 // decode (for example the shape of an older version, met on replay) give nil,
 // the generic fallback, never an error. When d has both presenters, they
@@ -51,18 +53,7 @@ type Def[A any] struct {
 func Define[A any](d Def[A]) Tool {
 	spec := slices.Clone(d.Spec)
 	node := buildKeyNode(reflect.TypeFor[A]())
-	decode := func(raw json.RawMessage) (A, error) {
-		var a A
-		parsed, err := ParseArgs(raw)
-		if err != nil {
-			return a, err
-		}
-		if v := spec.Validate(parsed); len(v) > 0 {
-			return a, &ArgsError{Violations: v}
-		}
-		err = decodeInto(&a, raw, parsed, node)
-		return a, err
-	}
+	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec, node) }
 	t := Tool{
 		Name:            d.Name,
 		Description:     d.Description,
@@ -144,4 +135,34 @@ func Define[A any](d Def[A]) Tool {
 		}
 	}
 	return t
+}
+
+// decodeArgs is the decoding of Define's tools: arguments that one scan
+// finds certainly valid (quickValid) are decoded directly, the typed
+// decode being their only parse; any others, and any whose decode fails,
+// take the full path (decodeFull), which words the error.
+func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error) {
+	if quickValid(raw, spec, node) {
+		var a A
+		if json.Unmarshal(raw, &a) == nil {
+			return a, nil
+		}
+	}
+	return decodeFull[A](raw, spec, node)
+}
+
+// decodeFull parses raw (ParseArgs), validates it with spec and decodes
+// it case-sensitively into an A (decodeInto); every failure is an
+// *ArgsError with its violation texts.
+func decodeFull[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error) {
+	var a A
+	parsed, err := ParseArgs(raw)
+	if err != nil {
+		return a, err
+	}
+	if v := spec.Validate(parsed); len(v) > 0 {
+		return a, &ArgsError{Violations: v}
+	}
+	err = decodeInto(&a, raw, parsed, node)
+	return a, err
 }

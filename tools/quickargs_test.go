@@ -1,0 +1,232 @@
+package tools
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// quickCase is a Spec with the Go type its tool decodes into.
+type quickCase struct {
+	name  string
+	spec  Spec
+	check func(t *testing.T, raw string) (quick bool)
+}
+
+// serversArgs is the Go type of serversSpec's arguments; Extra and Meta
+// are fields the Spec does not list (decoded, never validated).
+type serversArgs struct {
+	Name    string  `json:"name"`
+	Count   float64 `json:"count"`
+	Verbose bool    `json:"verbose"`
+	Color   string  `json:"color"`
+	Level   int     `json:"level"`
+	Servers []struct {
+		Host string   `json:"host"`
+		Port int      `json:"port"`
+		Tags []string `json:"tags"`
+	} `json:"servers"`
+	Opts *struct {
+		Mode  string `json:"mode"`
+		Inner struct {
+			Deep bool `json:"deep"`
+		} `json:"inner"`
+	} `json:"opts"`
+	Free  map[string]struct{ Key string } `json:"free"`
+	List  []json.Number                   `json:"list"`
+	Extra struct{ Sub string }            `json:"extra"`
+	Meta  map[string][]struct{ ID int }   `json:"meta"`
+}
+
+// pathArgs is the one-string shape of most tools.
+type pathArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+}
+
+var pathSpec = Spec{
+	{"path", Prop{Type: TypeString, Required: true}},
+	{"offset", Prop{Type: TypeNumber}},
+}
+
+// agree checks quickValid on raw against the full path: when it is
+// certain, the full path parses raw, finds no violation and drops no
+// key; and whatever it says, Define's decoding (decodeArgs) gives the
+// full path's value or error text. It returns quickValid's answer.
+func agree[A any](t *testing.T, spec Spec, raw string) bool {
+	t.Helper()
+	node := buildKeyNode(reflect.TypeFor[A]())
+	quick := quickValid([]byte(raw), spec, node)
+	if quick {
+		parsed, err := ParseArgs(json.RawMessage(raw))
+		if err != nil {
+			t.Errorf("quickValid(%q) = true, but ParseArgs fails: %v", raw, err)
+			return quick
+		}
+		if v := spec.Validate(parsed); v != nil {
+			t.Errorf("quickValid(%q) = true, but Validate finds %q", raw, v)
+		}
+		if _, changed := dropFolded(parsed, node); changed {
+			t.Errorf("quickValid(%q) = true, but dropFolded drops keys", raw)
+		}
+	}
+	want, wantErr := decodeFull[A](json.RawMessage(raw), spec, node)
+	got, err := decodeArgs[A](json.RawMessage(raw), spec, node)
+	if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
+		t.Errorf("decodeArgs(%q) = %+v, %v; the full path gives %+v, %v", raw, got, err, want, wantErr)
+	}
+	return quick
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+var quickCases = []quickCase{
+	{"servers", serversSpec, func(t *testing.T, raw string) bool { return agree[serversArgs](t, serversSpec, raw) }},
+	{"path", pathSpec, func(t *testing.T, raw string) bool { return agree[pathArgs](t, pathSpec, raw) }},
+	{"path as map", pathSpec, func(t *testing.T, raw string) bool { return agree[map[string]any](t, pathSpec, raw) }},
+}
+
+// quickTexts are argument texts for the cases, valid and not.
+var quickTexts = []string{
+	`{"path":"a.txt"}`,
+	` {"path" : "a.txt", "offset": 3}` + "\n",
+	`{"path":"a.txt","offset":-1.5e3}`,
+	`{"path":"a.txt","offset":1.5}`, // valid, but not into an int
+	`{"path":"a\"b\\c\u00e9\n"}`,
+	`{"path":"\xff"}`,
+	`{"path":"a","extra":{"Sub":"x","sub":"y"}}`,
+	`{"path":"a","PATH":"b"}`,
+	`{"Path":"a"}`,
+	`{"pa\u0074h":"a"}`,
+	`{"path":"a","path":3}`,
+	`{"path":3,"path":"a"}`,
+	`{"path":"a","path":"b"}`,
+	`{"path":null}`,
+	`{"path":"a","offset":"3"}`,
+	`{"path":"a","offset":01}`,
+	`{"path":"a","offset":1.}`,
+	`{"path":"a","offset":-}`,
+	`{"path":"a",}`,
+	`{"path":"a"} x`,
+	`{"path":"a"}{}`,
+	`{"path":"a"`,
+	`{"path":"a	b"}`,
+	`{"path":"\x"}`,
+	`{"path":"\u12"}`,
+	`{}`,
+	``,
+	`  `,
+	`null`,
+	`[]`,
+	`"text"`,
+	`{"name":"x","count":3,"color":"red","servers":[{"host":"a","port":80,"tags":["t1","t2"]},{"host":"b"}],"opts":{"mode":"fast","inner":{"deep":true}}}`,
+	`{"name":"x","level":1}`,
+	`{"name":"x","level":"1"}`,
+	`{"name":"x","color":"blue"}`,
+	`{"name":"x","color":"re\u0064"}`,
+	`{"name":"x","servers":[{"host":"a"},7]}`,
+	`{"name":"x","servers":[{"Host":"a"}]}`,
+	`{"name":"x","servers":[{"host":"a","HOST":"b"}]}`,
+	`{"name":"x","opts":{"mode":"safe","inner":{}}}`,
+	`{"name":"x","opts":{"mode":"safe","inner":{"deep":false,"DEEP":true}}}`,
+	`{"name":"x","free":{"k":{"Key":"v","key":"w"}}}`,
+	`{"name":"x","free":{"k":{"KEY":"v"}}}`,
+	`{"name":"x","free":[1,2]}`,
+	`{"name":"x","list":[1,"a",null,{"b":[]}]}`,
+	`{"name":"x","meta":{"a":[{"ID":1},{"id":2}]}}`,
+	`{"name":"x","meta":{"a":[{"ID":1}]},"unknown":{"Name":"deep","name":[{"x":"y"}]}}`,
+	`{"name":"x","verbose":true,"count":0}`,
+	`{"name":"x","verbose":"true"}`,
+	`{"name":"x","count":1e400}`,
+}
+
+// TestQuickValid: quickValid is never wrong (whenever it is certain, the
+// full path accepts the arguments and decodes the same value), and it is
+// certain of the common valid arguments, so the fast path is taken.
+func TestQuickValid(t *testing.T) {
+	for _, c := range quickCases {
+		for _, raw := range quickTexts {
+			c.check(t, raw)
+		}
+	}
+	node := buildKeyNode(reflect.TypeFor[pathArgs]())
+	for _, raw := range []string{`{"path":"a.txt"}`, ` {"path" : "a.txt", "offset": 3}` + "\n", `{"path":"a\"b\\c\u00e9\n"}`, `{"path":"a","path":"b"}`, `{"path":"a","x":[{"y":null}]}`} {
+		if !quickValid([]byte(raw), pathSpec, node) {
+			t.Errorf("quickValid(%q) = false, want true", raw)
+		}
+	}
+	node = buildKeyNode(reflect.TypeFor[serversArgs]())
+	if raw := quickTexts[31]; !quickValid([]byte(raw), serversSpec, node) {
+		t.Errorf("quickValid(%q) = false, want true", raw)
+	}
+}
+
+// TestQuickValidMutations runs the agreement check on many variations of
+// the texts above (bytes inserted, dropped, replaced, keys recased), and
+// checks that a fair share is still taken by the fast path.
+func TestQuickValidMutations(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 17))
+	const alphabet = `{}[]:,"\ 0123456789.-+eEtrufalsnPATHpathnamehostHOSTu00e9` + "\t\n\xff"
+	mutate := func(s string) string {
+		b := []byte(s)
+		for range 1 + r.IntN(3) {
+			switch r.IntN(4) {
+			case 0: // insert
+				i := r.IntN(len(b) + 1)
+				b = append(b[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[i:]...)...)
+			case 1: // drop
+				if len(b) > 0 {
+					i := r.IntN(len(b))
+					b = append(b[:i], b[i+1:]...)
+				}
+			case 2: // replace
+				if len(b) > 0 {
+					b[r.IntN(len(b))] = alphabet[r.IntN(len(alphabet))]
+				}
+			case 3: // recase a key
+				s := string(b)
+				for _, k := range []string{`"path"`, `"host"`, `"deep"`, `"name"`, `"Key"`} {
+					if strings.Contains(s, k) && r.IntN(2) == 0 {
+						s = strings.Replace(s, k, strings.ToUpper(k), 1)
+					}
+				}
+				b = []byte(s)
+			}
+		}
+		return string(b)
+	}
+	quick, total := 0, 0
+	for _, c := range quickCases {
+		for range 4000 {
+			raw := mutate(quickTexts[r.IntN(len(quickTexts))])
+			total++
+			if c.check(t, raw) {
+				quick++
+			}
+		}
+	}
+	if quick < total/50 {
+		t.Errorf("the fast path took %d of %d mutated texts, want at least %d", quick, total, total/50)
+	}
+	t.Logf("fast path: %d of %d", quick, total)
+}
+
+// FuzzQuickValid is TestQuickValid's check on fuzzed texts (run with
+// -fuzz=FuzzQuickValid).
+func FuzzQuickValid(f *testing.F) {
+	for _, raw := range quickTexts {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, c := range quickCases {
+			c.check(t, raw)
+		}
+	})
+}
