@@ -169,6 +169,9 @@ func (Terminal) isToolCallContent() {}
 
 // The discriminators of the ToolCallContent variants: each encodes as its
 // constant and decodes from anything (the container has read the type).
+// They are text marshalers, not JSON ones: encoding/json quotes a text
+// as it writes it, where a Marshaler's output is validated and compacted
+// again on every item.
 type (
 	contentTag  struct{}
 	diffTag     struct{}
@@ -176,14 +179,14 @@ type (
 )
 
 var (
-	contentJSON  = []byte(`"` + ContentItem + `"`)
-	diffJSON     = []byte(`"` + DiffItem + `"`)
-	terminalJSON = []byte(`"` + TerminalItem + `"`)
+	contentText  = []byte(ContentItem)
+	diffText     = []byte(DiffItem)
+	terminalText = []byte(TerminalItem)
 )
 
-func (contentTag) MarshalJSON() ([]byte, error)  { return contentJSON, nil }
-func (diffTag) MarshalJSON() ([]byte, error)     { return diffJSON, nil }
-func (terminalTag) MarshalJSON() ([]byte, error) { return terminalJSON, nil }
+func (contentTag) MarshalText() ([]byte, error)  { return contentText, nil }
+func (diffTag) MarshalText() ([]byte, error)     { return diffText, nil }
+func (terminalTag) MarshalText() ([]byte, error) { return terminalText, nil }
 func (*contentTag) UnmarshalJSON([]byte) error   { return nil }
 func (*diffTag) UnmarshalJSON([]byte) error      { return nil }
 func (*terminalTag) UnmarshalJSON([]byte) error  { return nil }

@@ -53,7 +53,8 @@ type Def[A any] struct {
 func Define[A any](d Def[A]) Tool {
 	spec := slices.Clone(d.Spec)
 	node := buildKeyNode(reflect.TypeFor[A]())
-	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec, node) }
+	flat := buildFlatType(reflect.TypeFor[A]())
+	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec, node, flat) }
 	t := Tool{
 		Name:            d.Name,
 		Description:     d.Description,
@@ -138,15 +139,24 @@ func Define[A any](d Def[A]) Tool {
 }
 
 // decodeArgs is the decoding of Define's tools: arguments that one scan
-// finds certainly valid (quickValid) are decoded directly, the typed
-// decode being their only parse; any others, and any whose decode fails,
-// take the full path (decodeFull), which words the error.
-func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error) {
-	if quickValid(raw, spec, node) {
-		var a A
-		if json.Unmarshal(raw, &a) == nil {
+// finds certainly valid (quickValid) are decoded directly, field by field
+// for a flat A (flat non-nil, see flatDecode), else by json.Unmarshal of
+// raw, their only parse; any others, and any whose decode fails, take the
+// full path (decodeFull), which words the error.
+func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode, flat *flatType) (A, error) {
+	var a A
+	valid := false
+	if flat != nil {
+		var decoded bool
+		if valid, decoded = flatDecode(reflect.ValueOf(&a).Elem(), flat, raw, spec, node); decoded {
 			return a, nil
 		}
+		a = *new(A)
+	} else {
+		valid = quickValid(raw, spec, node)
+	}
+	if valid && json.Unmarshal(raw, &a) == nil {
+		return a, nil
 	}
 	return decodeFull[A](raw, spec, node)
 }

@@ -26,10 +26,16 @@ import (
 // and both decode raw itself.
 func quickValid(raw []byte, spec []NamedProp, n *keyNode) bool {
 	s := quickScanner{data: raw}
+	return s.args(spec, n)
+}
+
+// args is quickValid on s.data.
+func (s *quickScanner) args(spec []NamedProp, n *keyNode) bool {
 	s.space()
 	if s.pos == len(s.data) || s.data[s.pos] != '{' {
 		return false
 	}
+	s.depth = -1
 	if !s.object(spec, true, n) {
 		return false
 	}
@@ -40,8 +46,24 @@ func quickValid(raw []byte, spec []NamedProp, n *keyNode) bool {
 // quickScanner reads JSON text at pos; each method reports false on
 // anything it is not certain of, leaving pos anywhere.
 type quickScanner struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	depth int // of the object being read; 0 is the arguments object
+
+	// top holds the first len(top) members of the arguments object
+	// when capture is set; more set overflow.
+	capture  bool
+	overflow bool
+	ntop     int
+	top      [maxFlatFields]member
+}
+
+// member is a key and value of the arguments object, as bounds in data
+// (a string value without its quotes).
+type member struct {
+	key, val [2]int
+	kind     byte // '"', '0' (number), 't', 'f', 'n', '{' or '['
+	escaped  bool // a string value holds an escape
 }
 
 // maxQuickProps bounds the properties of one level that quickValid
@@ -69,6 +91,8 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 	}
 	s.pos++         // '{'
 	var seen uint64 // bit i: props[i] was present
+	s.depth++
+	defer func() { s.depth-- }()
 	s.space()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
@@ -117,8 +141,12 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 		if !watch {
 			child = nil
 		}
+		valStart := s.pos
 		if !s.value(prop, child) {
 			return false
+		}
+		if s.capture && s.depth == 0 {
+			s.note(start, end, valStart)
 		}
 		s.space()
 		if s.pos == len(s.data) {
@@ -134,6 +162,25 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 			return false
 		}
 	}
+}
+
+// note records the member whose key is data[kstart:kend] and whose value
+// was read from vstart to pos.
+func (s *quickScanner) note(kstart, kend, vstart int) {
+	if s.ntop == len(s.top) {
+		s.overflow = true
+		return
+	}
+	m := member{key: [2]int{kstart, kend}, val: [2]int{vstart, s.pos}, kind: s.data[vstart]}
+	switch {
+	case m.kind == '"':
+		m.val = [2]int{vstart + 1, s.pos - 1}
+		m.escaped = bytes.IndexByte(s.data[vstart+1:s.pos-1], '\\') >= 0
+	case m.kind == '-' || (m.kind >= '0' && m.kind <= '9'):
+		m.kind = '0'
+	}
+	s.top[s.ntop] = m
+	s.ntop++
 }
 
 // requiredPresent reports whether every required property of props is

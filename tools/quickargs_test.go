@@ -46,6 +46,28 @@ type pathArgs struct {
 	Offset int    `json:"offset"`
 }
 
+// flatArgs is a flat type (see flatType) with every kind it decodes.
+type flatArgs struct {
+	S        string   `json:"s"`
+	B        bool     `json:"b"`
+	I8       int8     `json:"i8"`
+	U        uint     `json:"u"`
+	F32      float32  `json:"f32"`
+	P        *float64 `json:"p"`
+	PS       *string  `json:"ps"`
+	Untagged string
+	Dash     string `json:"-"`
+}
+
+var flatSpec = Spec{
+	{"s", Prop{Type: TypeString, Required: true}},
+	{"b", Prop{Type: TypeBoolean}},
+	{"i8", Prop{Type: TypeNumber}},
+	{"u", Prop{Type: TypeNumber}},
+	{"f32", Prop{Type: TypeNumber}},
+	{"p", Prop{Type: TypeNumber}},
+}
+
 var pathSpec = Spec{
 	{"path", Prop{Type: TypeString, Required: true}},
 	{"offset", Prop{Type: TypeNumber}},
@@ -58,6 +80,7 @@ var pathSpec = Spec{
 func agree[A any](t *testing.T, spec Spec, raw string) bool {
 	t.Helper()
 	node := buildKeyNode(reflect.TypeFor[A]())
+	flat := buildFlatType(reflect.TypeFor[A]())
 	quick := quickValid([]byte(raw), spec, node)
 	if quick {
 		parsed, err := ParseArgs(json.RawMessage(raw))
@@ -73,7 +96,7 @@ func agree[A any](t *testing.T, spec Spec, raw string) bool {
 		}
 	}
 	want, wantErr := decodeFull[A](json.RawMessage(raw), spec, node)
-	got, err := decodeArgs[A](json.RawMessage(raw), spec, node)
+	got, err := decodeArgs[A](json.RawMessage(raw), spec, node, flat)
 	if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
 		t.Errorf("decodeArgs(%q) = %+v, %v; the full path gives %+v, %v", raw, got, err, want, wantErr)
 	}
@@ -91,6 +114,8 @@ var quickCases = []quickCase{
 	{"servers", serversSpec, func(t *testing.T, raw string) bool { return agree[serversArgs](t, serversSpec, raw) }},
 	{"path", pathSpec, func(t *testing.T, raw string) bool { return agree[pathArgs](t, pathSpec, raw) }},
 	{"path as map", pathSpec, func(t *testing.T, raw string) bool { return agree[map[string]any](t, pathSpec, raw) }},
+	{"flat", flatSpec, func(t *testing.T, raw string) bool { return agree[flatArgs](t, flatSpec, raw) }},
+	{"flat, no spec", nil, func(t *testing.T, raw string) bool { return agree[flatArgs](t, nil, raw) }},
 }
 
 // quickTexts are argument texts for the cases, valid and not.
@@ -145,6 +170,31 @@ var quickTexts = []string{
 	`{"name":"x","verbose":true,"count":0}`,
 	`{"name":"x","verbose":"true"}`,
 	`{"name":"x","count":1e400}`,
+	`{"s":"a\nb\t\"q\"\/\\","b":true,"i8":127,"u":3,"f32":1.5,"p":2,"ps":"x","Untagged":"z"}`,
+	`{"s":"x","b":false,"i8":-128,"u":0,"f32":-0,"p":null,"ps":null}`,
+	`{"s":"x","p":1,"p":null}`,
+	`{"s":"x","p":null,"p":1e-3}`,
+	`{"s":"x","i8":128}`,
+	`{"s":"x","i8":1.0}`,
+	`{"s":"x","i8":1e2}`,
+	`{"s":"x","u":-1}`,
+	`{"s":"x","u":18446744073709551616}`,
+	`{"s":"x","f32":1e39}`,
+	`{"s":"x","f32":3.4028235e38}`,
+	`{"s":"\u0041\ud83d\ude00"}`,
+	`{"s":"\ud83d"}`,
+	`{"s":"caf\u00e9","ps":"\n"}`,
+	`{"s":"été"}`,
+	`{"s":null}`,
+	`{"s":"x","s":null}`,
+	`{"s":"x","ps":3}`,
+	`{"s":"x","b":"true"}`,
+	`{"s":"x","untagged":"z"}`,
+	`{"s":"x","UNTAGGED":"z","Untagged":"y"}`,
+	`{"s":"x","Dash":"z","-":"y"}`,
+	`{"s":"x","S":"y"}`,
+	`{"s":"x","b":true,"b":false,"extra":[1,{"s":"deep"}]}`,
+	`{"s":"x","a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"a10":10,"a11":11,"a12":12,"a13":13,"a14":14,"a15":15,"a16":16,"u":5}`,
 }
 
 // TestQuickValid: quickValid is never wrong (whenever it is certain, the
@@ -161,6 +211,17 @@ func TestQuickValid(t *testing.T) {
 		if !quickValid([]byte(raw), pathSpec, node) {
 			t.Errorf("quickValid(%q) = false, want true", raw)
 		}
+	}
+	flat := buildFlatType(reflect.TypeFor[flatArgs]())
+	if flat == nil || buildFlatType(reflect.TypeFor[pathArgs]()) == nil || buildFlatType(reflect.TypeFor[serversArgs]()) != nil {
+		t.Fatalf("flat types: flatArgs %v, pathArgs %v, serversArgs %v; want flat, flat, not flat",
+			flat != nil, buildFlatType(reflect.TypeFor[pathArgs]()) != nil, buildFlatType(reflect.TypeFor[serversArgs]()) != nil)
+	}
+	var fa flatArgs
+	raw := []byte(`{"s":"a\nb","b":true,"i8":-3,"u":7,"f32":0.5,"p":2.5,"ps":"y","Untagged":"z"}`)
+	if valid, decoded := flatDecode(reflect.ValueOf(&fa).Elem(), flat, raw, flatSpec, buildKeyNode(reflect.TypeFor[flatArgs]())); !valid || !decoded ||
+		fa.S != "a\nb" || !fa.B || fa.I8 != -3 || fa.U != 7 || fa.F32 != 0.5 || fa.P == nil || *fa.P != 2.5 || fa.PS == nil || *fa.PS != "y" || fa.Untagged != "z" {
+		t.Errorf("flatDecode(%s) = %v, %v, %+v", raw, valid, decoded, fa)
 	}
 	node = buildKeyNode(reflect.TypeFor[serversArgs]())
 	if raw := quickTexts[31]; !quickValid([]byte(raw), serversSpec, node) {
