@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
 // liveChunk is a chat.completion.chunk with its fields in the order live
@@ -47,7 +51,7 @@ type liveUsage struct {
 
 var (
 	uuidRe   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	callIDRe = regexp.MustCompile(`^call_00_[A-Za-z0-9]{24}$`)
+	callIDRe = regexp.MustCompile(`^call_[0-9]{2}_[A-Za-z0-9]{24}$`)
 )
 
 // Delta shapes of a live thinking-mode stream (reference/deepseek-stream.md
@@ -57,19 +61,20 @@ var (
 	closingDelta   = `{"content":"","reasoning_content":null}`
 	reasoningDelta = regexp.MustCompile(`^\{"content":null,"reasoning_content":("(?:[^"\\]|\\.)+")\}$`)
 	textDelta      = regexp.MustCompile(`^\{"content":("(?:[^"\\]|\\.)+"),"reasoning_content":null\}$`)
-	callOpenDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":0,"id":"([^"]+)","type":"function","function":\{"name":"([a-z_]+)","arguments":""\}\}\]\}$`)
-	callArgsDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":0,"function":\{"arguments":("(?:[^"\\]|\\.)+")\}\}\]\}$`)
+	callOpenDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":(\d+),"id":"([^"]+)","type":"function","function":\{"name":"([A-Za-z0-9_-]+)","arguments":""\}\}\]\}$`)
+	callArgsDelta  = regexp.MustCompile(`^\{"tool_calls":\[\{"index":(\d+),"function":\{"arguments":("(?:[^"\\]|\\.)+")\}\}\]\}$`)
 )
 
 // TestRecordingShape: every NNN.sse, the repository's own recordings and
 // the recorded real sessions alike, has the byte shape of a live DeepSeek
 // thinking-mode stream: "data: {chunk}" events and a final "data: [DONE]",
 // chunks with the same id, created, model and fingerprint, the opening
-// role chunk, reasoning pieces, then text or one tool call split into a
-// name fragment and argument pieces, and a closing chunk with the finish
-// reason and the usage (cache hit + miss = prompt tokens). The own
-// recordings are written by hand; this keeps them the shape of the real
-// ones.
+// role chunk, reasoning pieces, then text or tool calls (index 0, 1, ...
+// in turn, each a name fragment and argument pieces), and a closing chunk
+// with the finish reason and the usage (cache hit + miss = prompt
+// tokens). The own recordings are written by hand; this keeps them the
+// shape of the real ones. TestBuilderShape applies the same check to the
+// streams internal/e2etest builds.
 func TestRecordingShape(t *testing.T) {
 	forEachSource(t, func(t *testing.T, root string) {
 		files, err := filepath.Glob(filepath.Join(root, "*", "[0-9][0-9][0-9].sse"))
@@ -98,6 +103,7 @@ func checkLiveShape(body []byte) error {
 	var first liveChunk
 	phase := 0 // 0 reasoning, 1 text, 2 tool call arguments
 	reasoning, text, args := 0, 0, 0
+	calls := 0 // tool calls opened; the current one has index calls-1
 	for i, ev := range events {
 		data, ok := strings.CutPrefix(ev, "data: ")
 		if !ok || strings.ContainsAny(data, "\r\n") {
@@ -129,6 +135,9 @@ func checkLiveShape(body []byte) error {
 		}
 		ch := c.Choices[0]
 		delta := string(ch.Delta)
+		if err := checkStrings(ch.Delta); err != nil {
+			return fmt.Errorf("chunk %d: %v", i+1, err)
+		}
 		last := i == len(events)-1
 		if !last && (ch.FinishReason != nil || c.Usage != nil) {
 			return fmt.Errorf("chunk %d: finish_reason or usage before the closing chunk", i+1)
@@ -157,16 +166,24 @@ func checkLiveShape(body []byte) error {
 			phase = 1
 			text++
 		case callOpenDelta.MatchString(delta):
-			if phase == 2 {
-				return fmt.Errorf("chunk %d: a second tool call (the recordings make at most one per response)", i+1)
+			m := callOpenDelta.FindStringSubmatch(delta)
+			if m[1] != fmt.Sprint(calls) {
+				return fmt.Errorf("chunk %d: tool call index %s, want %d (calls in turn from 0)", i+1, m[1], calls)
 			}
-			if id := callOpenDelta.FindStringSubmatch(delta)[1]; !callIDRe.MatchString(id) {
-				return fmt.Errorf("chunk %d: tool call id %q, want call_00_ and 24 letters and digits", i+1, id)
+			if !callIDRe.MatchString(m[2]) || m[2][5:7] != fmt.Sprintf("%02d", calls) {
+				return fmt.Errorf("chunk %d: tool call id %q, want call_%02d_ and 24 letters and digits", i+1, m[2], calls)
+			}
+			if phase == 2 && args == 0 {
+				return fmt.Errorf("chunk %d: a tool call before the previous one's arguments", i+1)
 			}
 			phase = 2
+			calls++
 		case callArgsDelta.MatchString(delta):
 			if phase != 2 {
 				return fmt.Errorf("chunk %d: arguments before the call's name fragment", i+1)
+			}
+			if m := callArgsDelta.FindStringSubmatch(delta); m[1] != fmt.Sprint(calls-1) {
+				return fmt.Errorf("chunk %d: arguments of call %s inside call %d's", i+1, m[1], calls-1)
 			}
 			args++
 		default:
@@ -179,15 +196,49 @@ func checkLiveShape(body []byte) error {
 	return nil
 }
 
-// checkClosing checks the closing chunk's finish reason (tool_calls when
-// the response made a call, else stop) and usage.
-func checkClosing(finish *string, u *liveUsage, call bool) error {
-	want := "stop"
-	if call {
-		want = "tool_calls"
+// checkStrings checks that every string in the delta is written as
+// DeepSeek writes it: the fewest escapes (none for '&', '<', '>' or '/'),
+// as encoding/json writes a string without HTML escaping.
+func checkStrings(delta []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(delta))
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		str, ok := tok.(string)
+		if !ok {
+			continue
+		}
+		raw := bytes.TrimLeft(delta[start:dec.InputOffset()], ",: \t\n")
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(str); err != nil {
+			return err
+		}
+		if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(raw, w) {
+			return fmt.Errorf("string %s in the delta, written %s by DeepSeek", raw, w)
+		}
 	}
-	if finish == nil || *finish != want {
-		return fmt.Errorf("closing finish_reason %v, want %q", finish, want)
+}
+
+// checkClosing checks the closing chunk's finish reason (tool_calls when
+// the response made a call, else stop or one of the other ends DeepSeek
+// documents for an answer: length, content_filter,
+// insufficient_system_resource) and usage.
+func checkClosing(finish *string, u *liveUsage, call bool) error {
+	switch {
+	case finish == nil:
+		return fmt.Errorf("closing finish_reason null")
+	case call && *finish != "tool_calls":
+		return fmt.Errorf("closing finish_reason %q after a tool call, want %q", *finish, "tool_calls")
+	case !call && !slices.Contains([]string{"stop", "length", "content_filter", "insufficient_system_resource"}, *finish):
+		return fmt.Errorf("closing finish_reason %q, want stop, length, content_filter or insufficient_system_resource", *finish)
 	}
 	if u == nil {
 		return fmt.Errorf("closing chunk without usage")
@@ -199,4 +250,38 @@ func checkClosing(finish *string, u *liveUsage, call bool) error {
 		return fmt.Errorf("usage %+v: want total = prompt + completion, prompt = cache hit + miss, cached = hit (a multiple of 64), 0 < reasoning < completion", *u)
 	}
 	return nil
+}
+
+// TestBuilderShape: the streams internal/e2etest builds for the server
+// and process tests pass the same check as the recordings: text answers
+// (with and without given reasoning, every finish reason the tests use),
+// one tool call and several in one message, arguments with characters
+// HTML escaping would change and multi-byte text.
+func TestBuilderShape(t *testing.T) {
+	bodies := map[string]string{
+		"text":               e2etest.Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"),
+		"text, no reasoning": e2etest.Text(nil, []string{"Done."}, "stop"),
+		"text, empty piece":  e2etest.Text([]string{""}, []string{"", "a"}, "stop"),
+		"length":             e2etest.Text(nil, []string{"cut"}, "length"),
+		"overloaded":         e2etest.Text(nil, []string{"x"}, "insufficient_system_resource"),
+		"one call":           e2etest.ToolCalls([2]string{"read", `{"file_path":"a.txt"}`}),
+		"two calls":          e2etest.ToolCalls([2]string{"bash", `{"command":"grep -c X a && echo <ok>"}`}, [2]string{"todo_write", `{"todos":[]}`}),
+		"later step":         e2etest.ToolCallsAt(3, [2]string{"edit", `{"old_string":"日本","new_string":"x"}`}),
+	}
+	for name, body := range bodies {
+		if err := checkLiveShape([]byte(body)); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, body)
+		}
+	}
+	// The check is not blind to what the builders could get wrong.
+	broken := map[string]string{
+		"html escaped": strings.Replace(bodies["two calls"], "&&", `\u0026\u0026`, 1),
+		"short id":     strings.Replace(bodies["one call"], e2etest.CallID(0, 0, "read", `{"file_path":"a.txt"}`), "call_00_0", 1),
+		"no usage":     strings.Replace(bodies["text"], `,"usage":{`, `,"usage":null,"x":{`, 1),
+	}
+	for name, body := range broken {
+		if checkLiveShape([]byte(body)) == nil {
+			t.Errorf("%s: the check passed a broken stream", name)
+		}
+	}
 }

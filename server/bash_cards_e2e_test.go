@@ -197,7 +197,8 @@ func TestBashNoFakeOutputInTerminal(t *testing.T) {
 			exits = append(exits, strconv.Itoa(*x.ExitCode))
 		}
 	}
-	if byCall["call_00_0"] != "" || byCall["call_00_1"] != "" || byCall["call_00_2"] != "hi\n" {
+	id := func(i int) string { return e2etest.CallID(0, i, calls[i][0], calls[i][1]) }
+	if byCall[id(0)] != "" || byCall[id(1)] != "" || byCall[id(2)] != "hi\n" {
 		t.Errorf("terminal output %q", byCall)
 	}
 	if got := strings.Join(exits, ","); got != "0,3,4" {

@@ -178,7 +178,8 @@ func setOption(t *testing.T, h *harness, sid, id, value string) json.RawMessage 
 // request's `model` field is the new one, and the usage_update's size is
 // the window the list gave for it.
 func TestModelOptionFromModelsList(t *testing.T) {
-	e := newEndpoint(t, threeModels, e2etest.Text(nil, []string{"one"}, "stop"), e2etest.Text(nil, []string{"two"}, "stop"))
+	bodies := []string{e2etest.Text(nil, []string{"one"}, "stop"), e2etest.Text(nil, []string{"two"}, "stop")}
+	e := newEndpoint(t, threeModels, bodies...)
 	h := newHarness(t, withEndpoint(e, nil))
 	sid, raw := newSession(t, h)
 	opts := optionsOf(t, raw)
@@ -213,8 +214,10 @@ func TestModelOptionFromModelsList(t *testing.T) {
 	for _, u := range h.sessionUpdates() {
 		if uu, ok := u.(acp.UsageUpdate); ok {
 			sizes = append(sizes, uu.Size)
-			if uu.Used != 1050 || uu.Cost != nil {
-				t.Errorf("usage %+v, want used 1050 (prompt 1000 + completion 50) and no cost (no price known)", uu)
+			if n := len(sizes); n > len(bodies) {
+				continue
+			} else if want := e2etest.UsageOf(t, bodies[n-1]).Used(); uu.Used != uint64(want) || uu.Cost != nil {
+				t.Errorf("usage %+v, want used %d (that response's prompt + completion) and no cost (no price known)", uu, want)
 			}
 		}
 	}
@@ -580,15 +583,21 @@ func flatPrices() llm.Catalog {
 	}}
 }
 
+// flatCost is the cost of usage u at flatPrices, in USD: cache hits at
+// 0.5, misses at 2, completion at 8 per 1M tokens.
+func flatCost(u e2etest.Usage) float64 {
+	return (float64(u.CacheHit)*0.5 + float64(u.CacheMiss)*2 + float64(u.Completion)*8) / 1e6
+}
+
 // TestUsageCost: every model response is followed by a usage_update
-// whose cost is the session's running total: e2etest.Usage (1,000 prompt
-// tokens, 896 of them cache hits, 50 completion tokens) at the flat
-// prices is (896·0.5 + 104·2 + 50·8) / 1e6 = 0.001056 USD per response.
-// A model without a price drops the cost from then on.
+// whose used is that response's prompt + completion tokens and whose
+// cost is the session's running total at the flat prices (each response
+// has usage figures of its own, so one taken for another shows). A model
+// without a price drops the cost from then on.
 func TestUsageCost(t *testing.T) {
-	e := newEndpoint(t, threeModels,
-		e2etest.ToolCalls([2]string{"card_generic", `{"path":"a"}`}), e2etest.Text(nil, []string{"one"}, "stop"),
-		e2etest.Text(nil, []string{"two"}, "stop"), e2etest.Text(nil, []string{"three"}, "stop"))
+	bodies := []string{e2etest.ToolCalls([2]string{"card_generic", `{"path":"a"}`}), e2etest.Text(nil, []string{"one"}, "stop"),
+		e2etest.Text([]string{"Reasoning at some length."}, []string{"two, a longer answer"}, "stop"), e2etest.Text(nil, []string{"three"}, "stop")}
+	e := newEndpoint(t, threeModels, bodies...)
 	h := newHarness(t, withEndpoint(e, func(o *server.Options) { o.Catalog = flatPrices() }))
 	sid, _ := newSession(t, h)
 	for _, p := range []string{"first", "second"} {
@@ -610,18 +619,27 @@ func TestUsageCost(t *testing.T) {
 			got = append(got, fmt.Sprintf("%d/%d %s", uu.Used, uu.Size, c))
 		}
 	}
-	per := (896*0.5 + 104*2 + 50*8) / 1e6
-	want := []string{
-		fmt.Sprintf("1050/128000 %.9f USD", per),
-		fmt.Sprintf("1050/128000 %.9f USD", 2*per),
-		fmt.Sprintf("1050/128000 %.9f USD", 3*per),
-		"1050/128000 none",
+	var want []string
+	total := 0.0
+	for i, b := range bodies {
+		u := e2etest.UsageOf(t, b)
+		if i == 3 {
+			// gamma-3 has no price.
+			want = append(want, fmt.Sprintf("%d/128000 none", u.Used()))
+			break
+		}
+		total += flatCost(u)
+		want = append(want, fmt.Sprintf("%d/128000 %.9f USD", u.Used(), total))
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("usage updates\n got %q\nwant %q", got, want)
 	}
-	if math.Abs(per-0.001056) > 1e-12 {
-		t.Errorf("per-response cost %v", per)
+	// The arithmetic on one response spelled out: 256 cache hits, 31
+	// misses and 6 completion tokens (5 of the reasoning "The answer is
+	// ready.", 1 of "one") are (256·0.5 + 31·2 + 6·8) / 1e6 USD.
+	if u := e2etest.UsageOf(t, bodies[1]); u != (e2etest.Usage{Prompt: 287, Completion: 6, Reasoning: 5, CacheHit: 256, CacheMiss: 31}) ||
+		math.Abs(flatCost(u)-0.000238) > 1e-12 {
+		t.Errorf("usage of the second response %+v, cost %v", u, flatCost(u))
 	}
 }
 
@@ -633,9 +651,10 @@ func TestUsageCost(t *testing.T) {
 // _meta.
 func TestConfigAndUsageRestoredByLoad(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	e := newEndpoint(t, threeModels, e2etest.Text(nil, []string{"one"}, "stop"),
+	bodies := []string{e2etest.Text(nil, []string{"one"}, "stop"),
 		e2etest.ToolCalls([2]string{"card_generic", `{"path":"a"}`}), e2etest.Text(nil, []string{"two"}, "stop"),
-		e2etest.Text(nil, []string{"three"}, "stop"))
+		e2etest.Text(nil, []string{"three"}, "stop")}
+	e := newEndpoint(t, threeModels, bodies...)
 	opts := func() harnessOpts {
 		o := withEndpoint(e, func(o *server.Options) { o.Thinking = true; o.Catalog = flatPrices() })
 		o.stateDir, o.cwd = state, cwd
@@ -699,9 +718,12 @@ func TestConfigAndUsageRestoredByLoad(t *testing.T) {
 			totals = append(totals, uu.Cost.Amount)
 		}
 	}
-	per := (896*0.5 + 104*2 + 50*8) / 1e6
-	if n := len(totals); n == 0 || math.Abs(totals[n-1]-4*per) > 1e-12 {
-		t.Errorf("running totals after load %v, want the last %v", totals, 4*per)
+	total := 0.0
+	for _, b := range bodies {
+		total += flatCost(e2etest.UsageOf(t, b))
+	}
+	if n := len(totals); n == 0 || math.Abs(totals[n-1]-total) > 1e-12 {
+		t.Errorf("running totals after load %v, want the last %v", totals, total)
 	}
 	var list struct {
 		Sessions []struct {
@@ -716,8 +738,8 @@ func TestConfigAndUsageRestoredByLoad(t *testing.T) {
 		} `json:"sessions"`
 	}
 	h2.mustCall("session/list", map[string]any{}, &list)
-	if len(list.Sessions) != 1 || list.Sessions[0].Meta.Usage.Used != 1050 || list.Sessions[0].Meta.Usage.Size != 65536 ||
-		math.Abs(list.Sessions[0].Meta.Usage.Cost.Amount-4*per) > 1e-12 || list.Sessions[0].Meta.Usage.Cost.Currency != "USD" {
+	if used := uint64(e2etest.UsageOf(t, bodies[3]).Used()); len(list.Sessions) != 1 || list.Sessions[0].Meta.Usage.Used != used || list.Sessions[0].Meta.Usage.Size != 65536 ||
+		math.Abs(list.Sessions[0].Meta.Usage.Cost.Amount-total) > 1e-12 || list.Sessions[0].Meta.Usage.Cost.Currency != "USD" {
 		t.Errorf("session/list %+v", list)
 	}
 	if !slices.ContainsFunc(agentLines(t, h2)[start:], func(l agentLine) bool { return l.kind == "current_mode_update" }) {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +11,6 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
-
-// stepSSE is e2etest.ToolCalls for one call whose id is call_<step>_0, so the
-// calls of a multi-step recording keep distinct ids.
-func stepSSE(step, name, args string) string {
-	return strings.ReplaceAll(e2etest.ToolCalls([2]string{name, args}), "call_00_0", "call_"+step+"_0")
-}
 
 // fsEditor is the client side of fs/read_text_file and fs/write_text_file:
 // unsaved buffers by absolute path, the disk otherwise; a write is
@@ -106,7 +99,7 @@ func TestFsGoldens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var bodies []string
 			for i, s := range c.steps {
-				bodies = append(bodies, stepSSE(pad2(i), s[0], s[1]))
+				bodies = append(bodies, e2etest.ToolCallsAt(i, s))
 			}
 			rec := e2etest.Replay(t, append(bodies, done)...)
 			h := newHarness(t, harnessOpts{replay: rec})
@@ -145,16 +138,14 @@ func TestFsGoldens(t *testing.T) {
 	}
 }
 
-func pad2(n int) string { return fmt.Sprintf("%02d", n) }
-
 // TestFsPermissionPreview: in the default mode an edit asks first, and the
 // permission request shows the hunk the edit would apply to the file (not
 // just the requested strings); a rejected edit leaves the file alone.
 func TestFsPermissionPreview(t *testing.T) {
 	for _, option := range []string{"allow-once", "reject-once"} {
 		t.Run(option, func(t *testing.T) {
-			rec := e2etest.Replay(t, stepSSE("00", "read", `{"file_path":"config.txt"}`),
-				stepSSE("01", "edit", `{"file_path":"config.txt","old_string":"DEBUG","new_string":"RELEASE"}`),
+			rec := e2etest.Replay(t, e2etest.ToolCallsAt(0, [2]string{"read", `{"file_path":"config.txt"}`}),
+				e2etest.ToolCallsAt(1, [2]string{"edit", `{"file_path":"config.txt","old_string":"DEBUG","new_string":"RELEASE"}`}),
 				e2etest.Text(nil, []string{"Done."}, "stop"))
 			h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 			path := filepath.Join(h.cwd, "config.txt")

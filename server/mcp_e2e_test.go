@@ -165,11 +165,13 @@ func eventLines(path string) []string {
 // runs unasked in default mode, its result reaches the next model
 // request, and its card says what the server said.
 func TestMCPToolsPerSession(t *testing.T) {
+	read := [2]string{"mcp__notes__read_note", `{"name":"todo"}`}
 	model := newCapturingModel(t,
-		e2etest.ToolCalls([2]string{"mcp__notes__read_note", `{"name":"todo"}`}),
+		e2etest.ToolCalls(read),
 		e2etest.Text(nil, []string{"Read."}, "stop"),
-		e2etest.ToolCalls([2]string{"mcp__notes__read_note", `{"name":"todo"}`}),
+		e2etest.ToolCallsAt(2, read),
 		e2etest.Text(nil, []string{"No such tool."}, "stop"))
+	idA, idB := e2etest.CallID(0, 0, read[0], read[1]), e2etest.CallID(2, 0, read[0], read[1])
 	h := newHarness(t, harnessOpts{model: model, mode: "default"})
 	pc := &permissionClient{outcome: "allow-once"}
 	h.client.OnRequest = pc.handle
@@ -193,10 +195,10 @@ func TestMCPToolsPerSession(t *testing.T) {
 	if got := toolNames(reqB, "mcp__"); !slices.Contains(got, "mcp__jots__read_note") || len(got) != 12 || len(toolNames(reqB, "mcp__notes__")) != 0 {
 		t.Errorf("session B offers %q", got)
 	}
-	if got := toolMessage(t, model.request(t, 2), "call_00_0"); got != "buy milk" {
+	if got := toolMessage(t, model.request(t, 2), idA); got != "buy milk" {
 		t.Errorf("the result the model got in A: %q", got)
 	}
-	if got := toolMessage(t, model.request(t, 4), "call_00_0"); !strings.Contains(got, "mcp__notes__read_note") || !strings.HasPrefix(got, "Error: ") {
+	if got := toolMessage(t, model.request(t, 4), idB); !strings.Contains(got, "mcp__notes__read_note") || !strings.HasPrefix(got, "Error: ") {
 		t.Errorf("B calling A's tool: %q", got)
 	}
 	if got := eventLines(notesEvents); !reflect.DeepEqual(got, []string{"read_note todo"}) {
@@ -209,7 +211,7 @@ func TestMCPToolsPerSession(t *testing.T) {
 		t.Errorf("a read-only MCP tool asked: %+v", pc.asked)
 	}
 	cards := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), a))
-	c := cards["call_00_0"]
+	c := cards[idA]
 	if c["title"] != `"Read note: todo"` || c["kind"] != `"read"` || c["status"] != `"completed"` ||
 		c["content"] != `[{"type":"content","content":{"type":"text","text":"buy milk"}}]` || c["rawInput"] != `{"name":"todo"}` {
 		t.Errorf("A's card: %v", c)
@@ -220,7 +222,7 @@ func TestMCPToolsPerSession(t *testing.T) {
 	if err := json.Unmarshal([]byte(c["rawOutput"]), &raw); err != nil || len(raw.Content) != 1 || raw.Content[0].Text != "buy milk" {
 		t.Errorf("A's card rawOutput (the CallToolResult): %s", c["rawOutput"])
 	}
-	if c := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), b))["call_00_0"]; c["status"] != `"failed"` {
+	if c := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), b))[idB]; c["status"] != `"failed"` {
 		t.Errorf("B's card for A's tool: %v", c)
 	}
 }
@@ -243,9 +245,9 @@ func TestMCPPermissionModes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			model := newCapturingModel(t,
-				e2etest.ToolCalls([2]string{"mcp__notes__write_note", `{"name":"todo","text":"buy oat milk"}`}, [2]string{"mcp__notes__read_note", `{"name":"todo"}`}),
-				e2etest.Text(nil, []string{"Done."}, "stop"))
+			write, read := [2]string{"mcp__notes__write_note", `{"name":"todo","text":"buy oat milk"}`}, [2]string{"mcp__notes__read_note", `{"name":"todo"}`}
+			model := newCapturingModel(t, e2etest.ToolCalls(write, read), e2etest.Text(nil, []string{"Done."}, "stop"))
+			writeID, readID := e2etest.CallID(0, 0, write[0], write[1]), e2etest.CallID(0, 1, read[0], read[1])
 			h := newHarness(t, harnessOpts{model: model, mode: c.mode})
 			pc := &permissionClient{outcome: "allow-once"}
 			h.client.OnRequest = pc.handle
@@ -261,16 +263,16 @@ func TestMCPPermissionModes(t *testing.T) {
 			if c.asked > 0 {
 				req := pc.asked[0]
 				body, _ := json.Marshal(req.ToolCall)
-				if req.ToolCall.ToolCallID != "call_00_0" || req.ToolCall.Title == nil || *req.ToolCall.Title != "Write note: todo (destructive)" ||
+				if req.ToolCall.ToolCallID != writeID || req.ToolCall.Title == nil || *req.ToolCall.Title != "Write note: todo (destructive)" ||
 					req.ToolCall.Kind != acp.ToolKind("other") || !strings.Contains(string(body), `Destructive: MCP server \"notes\", tool \"write_note\"`) {
 					t.Errorf("permission request: %s", body)
 				}
 			}
 			cards := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), sid))
-			if cards["call_00_0"]["status"] != `"`+c.write+`"` || cards["call_00_1"]["status"] != `"`+c.read+`"` {
-				t.Errorf("write %v, read %v", cards["call_00_0"], cards["call_00_1"])
+			if cards[writeID]["status"] != `"`+c.write+`"` || cards[readID]["status"] != `"`+c.read+`"` {
+				t.Errorf("write %v, read %v", cards[writeID], cards[readID])
 			}
-			got := toolMessage(t, model.request(t, 2), "call_00_0")
+			got := toolMessage(t, model.request(t, 2), writeID)
 			if c.writeResultOK != (got == "wrote 12 bytes to todo") {
 				t.Errorf("write_note result for the model: %q", got)
 			}
@@ -281,7 +283,7 @@ func TestMCPPermissionModes(t *testing.T) {
 			if c.writeResultOK {
 				wantRead = "buy oat milk"
 			}
-			if got := toolMessage(t, model.request(t, 2), "call_00_1"); got != wantRead {
+			if got := toolMessage(t, model.request(t, 2), readID); got != wantRead {
 				t.Errorf("read_note result for the model: %q, want %q", got, wantRead)
 			}
 		})
@@ -296,7 +298,7 @@ func TestMCPAlwaysAllow(t *testing.T) {
 	write := func(text string) [2]string {
 		return [2]string{"mcp__notes__write_note", `{"name":"todo","text":"` + text + `"}`}
 	}
-	model := newCapturingModel(t, e2etest.ToolCalls(write("one")), e2etest.ToolCalls(write("two")), e2etest.Text(nil, []string{"Done."}, "stop"))
+	model := newCapturingModel(t, e2etest.ToolCalls(write("one")), e2etest.ToolCallsAt(1, write("two")), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{model: model, mode: "default", stateDir: state, cwd: cwd})
 	pc := &permissionClient{outcome: "allow-always"}
 	h.client.OnRequest = pc.handle
@@ -503,9 +505,10 @@ func TestMCPLoadReplay(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
 	model := newCapturingModel(t,
 		e2etest.ToolCalls([2]string{"mcp__notes__read_note", `{"name":"todo"}`}, [2]string{"mcp__notes__picture", `{}`}),
-		e2etest.ToolCalls([2]string{"mcp__notes__write_note", `{"name":"todo","text":"buy oat milk"}`}),
-		e2etest.ToolCalls([2]string{"mcp__notes__fail", `{}`}),
+		e2etest.ToolCallsAt(1, [2]string{"mcp__notes__write_note", `{"name":"todo","text":"buy oat milk"}`}),
+		e2etest.ToolCallsAt(2, [2]string{"mcp__notes__fail", `{}`}),
 		e2etest.Text(nil, []string{"Done."}, "stop"))
+	readID, pictureID := e2etest.CallID(0, 0, "mcp__notes__read_note", `{"name":"todo"}`), e2etest.CallID(0, 1, "mcp__notes__picture", `{}`)
 	h1 := newHarness(t, harnessOpts{model: model, mode: "default", stateDir: state, cwd: cwd})
 	pc := &permissionClient{outcome: "allow-once"}
 	h1.client.OnRequest = pc.handle
@@ -521,9 +524,9 @@ func TestMCPLoadReplay(t *testing.T) {
 		!reflect.DeepEqual(seen, []string{"picture", "read_note todo", "write_note todo", "fail"}) {
 		t.Fatalf("the server saw %q", seen)
 	}
-	if len(live) != 4 || live["call_00_0"]["kind"] != `"read"` || !strings.Contains(live["call_00_0"]["content"], `"buy milk"`) ||
-		!strings.Contains(live["call_00_1"]["content"], `{"type":"image","data":"`) || !strings.Contains(live["call_00_1"]["content"], `"type":"resource_link","uri":"note://all","name":"all notes"`) ||
-		live["call_00_0"]["status"] != `"completed"` {
+	if len(live) != 4 || live[readID]["kind"] != `"read"` || !strings.Contains(live[readID]["content"], `"buy milk"`) ||
+		!strings.Contains(live[pictureID]["content"], `{"type":"image","data":"`) || !strings.Contains(live[pictureID]["content"], `"type":"resource_link","uri":"note://all","name":"all notes"`) ||
+		live[readID]["status"] != `"completed"` {
 		t.Fatalf("live cards: %v", live)
 	}
 
@@ -559,7 +562,7 @@ func TestMCPLoadReplay(t *testing.T) {
 			if stop, err := h2.prompt(sid, "read it again"); err != nil || stop != acp.StopEndTurn {
 				t.Fatalf("prompt after load = %q, %v", stop, err)
 			}
-			if got := toolMessage(t, model2.request(t, 2), "call_00_0"); got != "buy milk" {
+			if got := toolMessage(t, model2.request(t, 2), e2etest.CallID(0, 0, "mcp__notes__read_note", `{"name":"todo"}`)); got != "buy milk" {
 				t.Errorf("read_note after load: %q (a fresh server process)", got)
 			}
 			h2.stop()
@@ -572,9 +575,8 @@ func TestMCPLoadReplay(t *testing.T) {
 // editor gives, serve a prompt turn.
 func TestMCPHTTPAndSSE(t *testing.T) {
 	var init map[string]any
-	model := newCapturingModel(t,
-		e2etest.ToolCalls([2]string{"mcp__web__read_note", `{"name":"todo"}`}, [2]string{"mcp__old__read_note", `{"name":"todo"}`}),
-		e2etest.Text(nil, []string{"Both."}, "stop"))
+	web, old := [2]string{"mcp__web__read_note", `{"name":"todo"}`}, [2]string{"mcp__old__read_note", `{"name":"todo"}`}
+	model := newCapturingModel(t, e2etest.ToolCalls(web, old), e2etest.Text(nil, []string{"Both."}, "stop"))
 	h := newHarness(t, harnessOpts{model: model})
 	h.mustCall("initialize", map[string]any{"protocolVersion": 1}, &init)
 	if caps, _ := init["agentCapabilities"].(map[string]any); !reflect.DeepEqual(caps["mcpCapabilities"], map[string]any{"http": true, "sse": true}) {
@@ -588,7 +590,7 @@ func TestMCPHTTPAndSSE(t *testing.T) {
 	if stop, err := h.prompt(sid, "read over both"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
-	for _, id := range []string{"call_00_0", "call_00_1"} {
+	for _, id := range []string{e2etest.CallID(0, 0, web[0], web[1]), e2etest.CallID(0, 1, old[0], old[1])} {
 		if got := toolMessage(t, model.request(t, 2), id); got != "buy milk" {
 			t.Errorf("%s: %q", id, got)
 		}
@@ -642,7 +644,7 @@ func TestMCPCancel(t *testing.T) {
 			t.Fatalf("the server never saw the cancellation: %q", eventLines(events))
 		}
 	}
-	if c := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), sid))["call_00_0"]; c["status"] != `"failed"` {
+	if c := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), sid))[e2etest.CallID(0, 0, "mcp__notes__slow", `{"ms":60000}`)]; c["status"] != `"failed"` {
 		t.Errorf("the cancelled card: %v", c)
 	}
 }
@@ -673,7 +675,7 @@ func TestMCPResumeForkDelete(t *testing.T) {
 	if stop, err := h2.prompt(sid, "read the note"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt after resume = %q, %v", stop, err)
 	}
-	if got := toolMessage(t, model.request(t, 2), "call_00_0"); got != "buy milk" {
+	if got := toolMessage(t, model.request(t, 2), e2etest.CallID(0, 0, "mcp__notes__read_note", `{"name":"todo"}`)); got != "buy milk" {
 		t.Errorf("read_note after resume: %q", got)
 	}
 	var fork acp.ForkSessionResponse

@@ -63,7 +63,7 @@ func TestSearchGoldens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var bodies []string
 			for i, s := range c.steps {
-				bodies = append(bodies, stepSSE(pad2(i), s[0], s[1]))
+				bodies = append(bodies, e2etest.ToolCallsAt(i, s))
 			}
 			h := newHarness(t, harnessOpts{replay: e2etest.Replay(t, append(bodies, done)...)})
 			writeSearchTree(t, h.cwd)
@@ -93,11 +93,14 @@ func TestSearchPermission(t *testing.T) {
 	}
 	for _, mode := range []string{"default", "plan"} {
 		t.Run(mode, func(t *testing.T) {
-			rec := e2etest.Replay(t,
-				stepSSE("00", "grep", `{"pattern":"TODO"}`),
-				stepSSE("01", "glob", `{"pattern":"**/*.md"}`),
-				stepSSE("02", "grep", fmt.Sprintf(`{"pattern":"TODO","path":%q}`, outside)),
-				e2etest.Text(nil, []string{"Done."}, "stop"))
+			steps := [][2]string{{"grep", `{"pattern":"TODO"}`}, {"glob", `{"pattern":"**/*.md"}`}, {"grep", fmt.Sprintf(`{"pattern":"TODO","path":%q}`, outside)}}
+			var ids []string
+			var bodies []string
+			for i, st := range steps {
+				bodies = append(bodies, e2etest.ToolCallsAt(i, st))
+				ids = append(ids, e2etest.CallID(i, 0, st[0], st[1]))
+			}
+			rec := e2etest.Replay(t, append(bodies, e2etest.Text(nil, []string{"Done."}, "stop"))...)
 			h := newHarness(t, harnessOpts{replay: rec, mode: mode})
 			writeSearchTree(t, h.cwd)
 			pc := &permissionClient{outcome: "reject-once"}
@@ -120,10 +123,10 @@ func TestSearchPermission(t *testing.T) {
 					final[c.ToolCallID] = c
 				}
 			}
-			if final["call_00_0"].Status != acp.StatusCompleted || final["call_01_0"].Status != acp.StatusCompleted || final["call_02_0"].Status != acp.StatusFailed {
-				t.Errorf("final statuses %v %v %v", final["call_00_0"].Status, final["call_01_0"].Status, final["call_02_0"].Status)
+			if final[ids[0]].Status != acp.StatusCompleted || final[ids[1]].Status != acp.StatusCompleted || final[ids[2]].Status != acp.StatusFailed {
+				t.Errorf("final statuses %v %v %v", final[ids[0]].Status, final[ids[1]].Status, final[ids[2]].Status)
 			}
-			if raw, _ := json.Marshal(final["call_02_0"]); strings.Contains(string(raw), "secret") {
+			if raw, _ := json.Marshal(final[ids[2]]); strings.Contains(string(raw), "secret") {
 				t.Errorf("the rejected search read outside: %s", raw)
 			}
 		})
@@ -241,9 +244,9 @@ func finals(us []acp.Update) []string {
 // cards are announced and closed in the model's order, the model gets
 // the results in its order, and session/load replays the same order.
 func TestParallelReadsE2E(t *testing.T) {
-	f, mb := scriptedModel(t, e2etest.ToolCalls(
-		[2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"read", `{"file_path":"b.txt"}`}, [2]string{"read", `{"file_path":"c.txt"}`}),
-		e2etest.Text(nil, []string{"Done."}, "stop"))
+	reads := [][2]string{{"read", `{"file_path":"a.txt"}`}, {"read", `{"file_path":"b.txt"}`}, {"read", `{"file_path":"c.txt"}`}}
+	f, mb := scriptedModel(t, e2etest.ToolCalls(reads...), e2etest.Text(nil, []string{"Done."}, "stop"))
+	id := func(i int) string { return e2etest.CallID(0, i, reads[i][0], reads[i][1]) }
 	state := t.TempDir()
 	h := newHarness(t, harnessOpts{model: f.client("sk-test"), stateDir: state})
 	writeFiles(t, h.cwd, "a.txt", "b.txt", "c.txt")
@@ -267,10 +270,10 @@ func TestParallelReadsE2E(t *testing.T) {
 			announced = append(announced, c.ToolCallID)
 		}
 	}
-	if fmt.Sprint(announced) != "[call_00_0 call_00_1 call_00_2]" {
+	if !reflect.DeepEqual(announced, []string{id(0), id(1), id(2)}) {
 		t.Errorf("cards announced %v", announced)
 	}
-	want := []string{"call_00_0:completed", "call_00_1:completed", "call_00_2:completed"}
+	want := []string{id(0) + ":completed", id(1) + ":completed", id(2) + ":completed"}
 	if got := finals(us); !reflect.DeepEqual(got, want) {
 		t.Errorf("cards closed %v, want %v (editor: %v)", got, want, ed.log())
 	}
@@ -280,7 +283,7 @@ func TestParallelReadsE2E(t *testing.T) {
 			tools = append(tools, fmt.Sprint(m["tool_call_id"], "=", strings.Contains(fmt.Sprint(m["content"]), "text of ")))
 		}
 	}
-	if fmt.Sprint(tools) != "[call_00_0=true call_00_1=true call_00_2=true]" {
+	if fmt.Sprint(tools) != fmt.Sprintf("[%s=true %s=true %s=true]", id(0), id(1), id(2)) {
 		t.Errorf("tool messages to the model %v", tools)
 	}
 	replay, err := h.load(sid, h.cwd, fsCaps)
@@ -301,11 +304,11 @@ func TestParallelReadsE2E(t *testing.T) {
 // TestParallelWriteBetweenReads: a write between two reads of one
 // response waits for the first read and runs before the second.
 func TestParallelWriteBetweenReads(t *testing.T) {
-	rec := e2etest.Replay(t, e2etest.ToolCalls(
-		[2]string{"read", `{"file_path":"a.txt"}`},
-		[2]string{"write", `{"file_path":"new.txt","content":"fresh\n"}`},
-		[2]string{"read", `{"file_path":"c.txt"}`}),
-		e2etest.Text(nil, []string{"Done."}, "stop"))
+	calls := [][2]string{
+		{"read", `{"file_path":"a.txt"}`},
+		{"write", `{"file_path":"new.txt","content":"fresh\n"}`},
+		{"read", `{"file_path":"c.txt"}`}}
+	rec := e2etest.Replay(t, e2etest.ToolCalls(calls...), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	writeFiles(t, h.cwd, "a.txt", "c.txt")
 	ed := newSlowEditor(func(name string, _ *slowEditor) error {
@@ -325,7 +328,11 @@ func TestParallelWriteBetweenReads(t *testing.T) {
 	if got := ed.log(); !reflect.DeepEqual(got, want) {
 		t.Errorf("editor saw %v, want %v", got, want)
 	}
-	if got := finals(h.sessionUpdates()); !reflect.DeepEqual(got, []string{"call_00_0:completed", "call_00_1:completed", "call_00_2:completed"}) {
+	var closed []string
+	for i, c := range calls {
+		closed = append(closed, e2etest.CallID(0, i, c[0], c[1])+":completed")
+	}
+	if got := finals(h.sessionUpdates()); !reflect.DeepEqual(got, closed) {
 		t.Errorf("cards closed %v", got)
 	}
 }
@@ -336,9 +343,9 @@ func TestParallelWriteBetweenReads(t *testing.T) {
 func TestParallelCancelE2E(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	rec := e2etest.Replay(t, e2etest.ToolCalls(
-		[2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"read", `{"file_path":"b.txt"}`}, [2]string{"read", `{"file_path":"c.txt"}`}),
-		e2etest.Text(nil, []string{"Done."}, "stop"))
+	reads := [][2]string{{"read", `{"file_path":"a.txt"}`}, {"read", `{"file_path":"b.txt"}`}, {"read", `{"file_path":"c.txt"}`}}
+	id := func(i int) string { return e2etest.CallID(0, i, reads[i][0], reads[i][1]) }
+	rec := e2etest.Replay(t, e2etest.ToolCalls(reads...), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	writeFiles(t, h.cwd, "a.txt", "b.txt", "c.txt")
 	ed := newSlowEditor(func(name string, _ *slowEditor) error {
@@ -359,7 +366,7 @@ func TestParallelCancelE2E(t *testing.T) {
 	}
 	waitFor(t, func() bool {
 		for _, u := range h.sessionUpdates() {
-			if c, _ := toolCard(u); c.ToolCallID == "call_00_0" && c.Status == acp.StatusCompleted {
+			if c, _ := toolCard(u); c.ToolCallID == id(0) && c.Status == acp.StatusCompleted {
 				return true
 			}
 		}
@@ -368,7 +375,7 @@ func TestParallelCancelE2E(t *testing.T) {
 	h.cancelPrompt(sid, ch, 5*time.Second)
 	us := h.sessionUpdates()
 	checkToolCallsEnd(t, us)
-	want := []string{"call_00_0:completed", "call_00_1:failed", "call_00_2:failed"}
+	want := []string{id(0) + ":completed", id(1) + ":failed", id(2) + ":failed"}
 	if got := finals(us); !reflect.DeepEqual(got, want) {
 		t.Errorf("cards closed %v, want %v", got, want)
 	}

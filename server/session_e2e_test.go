@@ -330,10 +330,10 @@ func TestSessionRestartLoad(t *testing.T) {
 	if !reflect.DeepEqual(titles, []string{"Switch the config to release"}) {
 		t.Errorf("replayed titles %q", titles)
 	}
-	// A title, two prompts, four thoughts and two answers, a plan, one
-	// tool_call and one final update per call, and one usage_update per
-	// model response: nothing streamed.
-	if n := len(kinds(replay)); n != 1+2+4+2+1+4*2+5 {
+	// A title, two prompts, five thoughts (one per model response) and
+	// two answers, a plan, one tool_call and one final update per call,
+	// and one usage_update per model response: nothing streamed.
+	if n := len(kinds(replay)); n != 1+2+5+2+1+4*2+5 {
 		t.Errorf("replay has %d updates: %q", n, kinds(replay))
 	}
 	// The usage figures are replayed as they were sent.
@@ -618,8 +618,9 @@ func TestSessionReconnectAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := e2etest.CallID(0, 0, "card_generic", `{"path":"src/a.go"}`)
 	if got := kinds(again); !reflect.DeepEqual(got, []string{"session_info_update", "user_message_chunk", "agent_thought_chunk", "usage_update",
-		"tool_call:call_00_0:pending", "tool_call_update:call_00_0:completed", "agent_message_chunk", "usage_update"}) {
+		"tool_call:" + id + ":pending", "tool_call_update:" + id + ":completed", "agent_thought_chunk", "agent_message_chunk", "usage_update"}) {
 		t.Errorf("reconnect replay %q", got)
 	}
 	// The mode chosen in this process survives a reconnect.
@@ -647,9 +648,9 @@ func TestSessionReconnectAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The second turn adds its user message, answer and usage; set_mode
-	// was logged, so the replay also says which mode was chosen.
-	if n := len(kinds(fromDisk)); n != len(again)+4 || !slices.Contains(kinds(fromDisk), "current_mode_update") {
+	// The second turn adds its user message, thought, answer and usage;
+	// set_mode was logged, so the replay also says which mode was chosen.
+	if n := len(kinds(fromDisk)); n != len(again)+5 || !slices.Contains(kinds(fromDisk), "current_mode_update") {
 		t.Errorf("replay from disk has %d updates: %q", n, kinds(fromDisk))
 	}
 	if stop, err := h.prompt(sid, "third"); err != nil || stop != acp.StopEndTurn {

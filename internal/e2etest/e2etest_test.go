@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -12,33 +13,59 @@ import (
 // TestStreamsReplay: the streams written by Replay come back through the
 // replay client assembled as the model meant them: the reasoning and text
 // joined, the tool calls with their ids, names and whole arguments, the
-// finish reasons.
+// finish reasons and the usage. (llm's TestBuilderShape checks their bytes
+// against the live format.)
 func TestStreamsReplay(t *testing.T) {
+	read, bash := [2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"bash", `{"command":"ls && echo <ok>","description":"List"}`}
 	dir := Replay(t,
 		Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"),
-		ToolCalls([2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"bash", `{"command":"ls","description":"List"}`}),
+		ToolCalls(read, bash),
+		ToolCallsAt(1, read),
+		Text(nil, []string{"Done."}, "length"),
 	)
 	r := llm.NewReplay(dir)
-	first, err := r.Stream(context.Background(), llm.Request{}, nil)
-	if err != nil {
-		t.Fatal(err)
+	next := func() *llm.Response {
+		t.Helper()
+		resp, err := r.Stream(context.Background(), llm.Request{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
 	}
+	first := next()
 	if first.Reasoning != "Thinking." || first.Text != "PONG" || first.FinishReason != "stop" || len(first.ToolCalls) != 0 {
 		t.Errorf("text response = %+v", first)
 	}
-	second, err := r.Stream(context.Background(), llm.Request{}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if u := first.Usage; u == nil || u.PromptTokens != 287 || u.CacheHitTokens != 256 || u.ReasoningTokens != 3 || u.CompletionTokens != 5 || u.TotalTokens != 292 {
+		t.Errorf("text response usage = %+v", first.Usage)
 	}
+	// UsageOf reads what the replay client read.
+	body := Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop")
+	if u := UsageOf(t, body); u != (Usage{Prompt: 287, Completion: 5, Reasoning: 3, CacheHit: 256, CacheMiss: 31}) || u.Used() != 292 {
+		t.Errorf("UsageOf = %+v", u)
+	}
+	second := next()
 	want := []llm.ToolCall{
-		{ID: "call_00_0", Name: "read", Arguments: `{"file_path":"a.txt"}`},
-		{ID: "call_00_1", Name: "bash", Arguments: `{"command":"ls","description":"List"}`},
+		{ID: CallID(0, 0, read[0], read[1]), Name: read[0], Arguments: read[1]},
+		{ID: CallID(0, 1, bash[0], bash[1]), Name: bash[0], Arguments: bash[1]},
 	}
 	if second.FinishReason != "tool_calls" || second.Reasoning != "I will use a tool." || !reflect.DeepEqual(second.ToolCalls, want) {
 		t.Errorf("tool-call response = %+v", second)
 	}
+	third := next()
+	if len(third.ToolCalls) != 1 || third.ToolCalls[0].ID != CallID(1, 0, read[0], read[1]) || third.ToolCalls[0].ID == want[0].ID {
+		t.Errorf("the same call in step 1 = %+v, want its own id", third.ToolCalls)
+	}
+	for _, id := range []string{want[0].ID, want[1].ID, third.ToolCalls[0].ID} {
+		if !regexp.MustCompile(`^call_0[01]_[A-Za-z0-9]{24}$`).MatchString(id) {
+			t.Errorf("call id %q, want call_NN_ and 24 letters and digits", id)
+		}
+	}
+	if fourth := next(); fourth.Reasoning != "The answer is ready." || fourth.Text != "Done." || fourth.FinishReason != "length" {
+		t.Errorf("text response without reasoning = %+v", fourth)
+	}
 	if _, err := r.Stream(context.Background(), llm.Request{}, nil); err == nil {
-		t.Error("a third request was answered; Replay wrote only two bodies")
+		t.Error("a fifth request was answered; Replay wrote only four bodies")
 	}
 }
 
