@@ -1,6 +1,7 @@
 // Package layering holds no code of the program: its test checks the
 // import rules of the repository's layering (which of our packages each
 // package may import, and which outside modules the low layers may use),
-// reading every non-test Go file's imports with go/parser. The rules live
-// in layering_test.go, next to the table in DESIGN.md they encode.
+// reading every non-test Go file's imports with go/parser, and that the
+// README's package table names every package. The rules live in
+// layering_test.go, next to the table in DESIGN.md they encode.
 package layering

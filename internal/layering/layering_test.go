@@ -33,13 +33,17 @@ type rule struct {
 // permission (paths)". Tools never import acp, bridge or one another.
 var toolDeps = []string{"tools", "hunks", "permission"}
 
-// rules is DESIGN.md's "Packages and what each may import", adapted to
-// the packages that exist (present is listed ahead of its move out of
-// bridge). A package missing here fails the test: decide its layer.
+// rules is DESIGN.md's "Packages and what each may import", for the
+// packages that exist. Where a row differs from DESIGN.md, its comment
+// says why: tools also uses golang.org/x/text (the wording of the schema
+// library's messages), bridge also imports permission. A package missing
+// here fails the test (decide its layer), and so does a row for a
+// package that does not exist.
 var rules = map[string]rule{
 	"acp":   {ours: nil, external: []string{"github.com/sourcegraph/jsonrpc2"}},
 	"llm":   {ours: nil, external: []string{}},
 	"hunks": {ours: nil, external: []string{}},
+	// jsonschema, and x/text to word its messages in English.
 	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
 	// The session log records tool results.
 	"session": {ours: []string{"tools"}},
@@ -55,10 +59,11 @@ var rules = map[string]rule{
 	"agent":      {ours: []string{"llm", "tools", "session"}},
 	"present":    {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
-	// permission memory and modes; its model and thinking selectors show
-	// the endpoint's model list and set the request's thinking fields
-	// (llm's model facts, a leaf package); it starts the MCP servers the
-	// editor names for a session (toolmcp), as the ACP request gives them.
+	// permission memory and modes (DESIGN.md's row lacks permission); its
+	// model and thinking selectors show the endpoint's model list and set
+	// the request's thinking fields (llm's model facts, a leaf package);
+	// it starts the MCP servers the editor names for a session (toolmcp),
+	// as the ACP request gives them.
 	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
@@ -101,6 +106,115 @@ func TestImportRules(t *testing.T) {
 	for _, v := range violations(module, imports, rules) {
 		t.Error(v)
 	}
+}
+
+// TestRulesExist: every row of rules is a package that exists, so the
+// table stays the layering of the code.
+func TestRulesExist(t *testing.T) {
+	root, _ := moduleRoot(t)
+	pkgs, err := packageDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range rules {
+		if !pkgs[pkg] {
+			t.Errorf("rules has a row for %s, which is no package: remove it", pkg)
+		}
+	}
+}
+
+// TestReadmePackageTable: the package table of the README's Development
+// section lists every package of the module, and only those.
+func TestReadmePackageTable(t *testing.T) {
+	root, _ := moduleRoot(t)
+	pkgs, err := packageDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := readmePackages(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d packages under %s", len(pkgs), root)
+	}
+	for pkg := range pkgs {
+		if !listed[pkg] {
+			t.Errorf("README.md's package table (## Development) has no row for %s", pkg)
+		}
+	}
+	for pkg := range listed {
+		if !pkgs[pkg] {
+			t.Errorf("README.md's package table lists %s, which is no package", pkg)
+		}
+	}
+}
+
+// packageDirs returns the directories under root, relative to it, that
+// hold Go files (tests included: interop is a package of tests only),
+// skipping what packageImports skips.
+func packageDirs(root string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") {
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			out[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+// readmePackages returns the packages named in the first cell of the
+// table that opens the README's "## Development" section: backquoted
+// paths, several to a cell separated by commas.
+func readmePackages(readme string) (map[string]bool, error) {
+	_, dev, ok := strings.Cut(readme, "\n## Development\n")
+	if !ok {
+		return nil, fmt.Errorf("README.md has no \"## Development\" section")
+	}
+	out := map[string]bool{}
+	inTable := false
+	for _, line := range strings.Split(dev, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if inTable {
+				break
+			}
+			continue
+		}
+		inTable = true
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, name := range strings.Split(cells[1], ",") {
+			name = strings.TrimSpace(name)
+			if unq, ok := strings.CutPrefix(name, "`"); ok && strings.HasSuffix(unq, "`") {
+				out[strings.TrimSuffix(unq, "`")] = true
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("README.md's Development section opens with no package table")
+	}
+	return out, nil
 }
 
 // TestViolationsCatches: the checker reports each kind of break.
@@ -276,6 +390,7 @@ func packageImports(root string) (map[string][]string, error) {
 	})
 	out := map[string][]string{}
 	for pkg, set := range seen {
+		out[pkg] = []string{} // a package importing nothing is still one
 		for p := range set {
 			out[pkg] = append(out[pkg], p)
 		}
