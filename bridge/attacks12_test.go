@@ -215,6 +215,9 @@ func TestAttack12FilesThatRunCode(t *testing.T) {
 	if res := run(reg, s, "write", `{"file_path":".envrc","content":"use flake\n"}`); res.IsError || fe.asked != 0 {
 		t.Errorf("bypassPermissions: asked %d, %s", fe.asked, tools.JoinText(res.Content))
 	}
+	if b, err := os.ReadFile(filepath.Join(cwd, ".envrc")); err != nil || string(b) != "use flake\n" {
+		t.Errorf("bypassPermissions: .envrc holds %q (%v), want the written text", b, err)
+	}
 }
 
 // Issue 12, item 10: "Always allow" answers are logged and restored by

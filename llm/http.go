@@ -192,7 +192,7 @@ func (h HTTP) attempt(ctx context.Context, url string, body []byte, attempt int,
 		return nil, httpError(resp.StatusCode, b), parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), false
 	}
 	defer resp.Body.Close()
-	var r io.Reader = watch.reader(resp.Body)
+	r := watch.reader(resp.Body)
 	if rec != nil {
 		r = io.TeeReader(r, rec.body())
 	}

@@ -152,9 +152,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
-	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage:
+	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage, session.PermissionRule:
 		// Turn and step bounds show nothing (the prompt response ends a
-		// turn); context messages are for the model only.
+		// turn); context messages are for the model only; a remembered
+		// permission answer is restored by session/load, not shown.
 		return nil
 	}
 	// ConfigChange has no update of its own: the option list it changes

@@ -57,6 +57,9 @@ func (p Policy) Writable() []string {
 		add(sharedMemory)
 	case ReadOnly:
 		add(p.TempDir)
+	case Off:
+		// Nothing is confined, so no directory is listed (Allows
+		// answers yes for every path).
 	}
 	return out
 }

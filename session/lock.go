@@ -74,7 +74,10 @@ func Acquire(path string) (*Lock, error) {
 		return nil, fmt.Errorf("session: locking %s: %w", path, err)
 	}
 	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := f.Truncate(0); err == nil {
+	// A failed truncate or write is the lock's error too: a lock file
+	// without our pid would name no holder (or a stale one) to others.
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(pid, 0)
 	}
 	if err != nil {
