@@ -251,6 +251,8 @@ func TestParallelOrder(t *testing.T) {
 			seq = append(seq, "call "+d.CallID)
 		case session.ToolResult:
 			seq = append(seq, "result "+d.CallID)
+		default:
+			// Only calls and results are ordered here.
 		}
 	}
 	want := "call c1, call c2, result c1, result c2, call c3, result c3, call c4, call c5, result c4, result c5"

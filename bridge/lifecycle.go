@@ -85,6 +85,8 @@ func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSessi
 		case carryCopy:
 			s.perm.mem = from.perm.mem.Clone()
 			tools.Fork(s.agent.Tools, from.agent.Tools)
+		case carryMode, carryNone:
+			// The mode only (carryNone never gets here).
 		}
 	}
 	if how != carryShare && how != carryCopy {

@@ -152,14 +152,18 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
-	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage, session.PermissionRule:
+	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
+		session.ConfigChange, session.ToolDefinition:
 		// Turn and step bounds show nothing (the prompt response ends a
 		// turn); context messages are for the model only; a remembered
-		// permission answer is restored by session/load, not shown.
+		// permission answer and the additional directories are restored
+		// by session/load, not shown. A config change has no update of
+		// its own: the option list it changes is the bridge's (the
+		// answer to set_config_option, the load answer). A tool
+		// definition is what the bridge's replay builds an MCP call's
+		// cards from (the ToolCall and ToolResult show them).
 		return nil
 	}
-	// ConfigChange has no update of its own: the option list it changes
-	// is the bridge's (the answer to set_config_option, the load answer).
 	return nil
 }
 

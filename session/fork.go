@@ -43,6 +43,8 @@ func ForkEvents(events []Event, messageID string) ([]Event, bool) {
 			if AssistantMessageID(d.Turn, d.Step) == messageID {
 				at = stepEnd(events, i, d.Turn, d.Step)
 			}
+		default:
+			// Only messages have message ids.
 		}
 		if at >= 0 {
 			break
@@ -68,6 +70,8 @@ func ForkEvents(events []Event, messageID string) ([]Event, bool) {
 			step, stepOpen = d.Step, true
 		case StepEnd:
 			stepOpen = false
+		default:
+			// Only turn and step bounds open or close anything.
 		}
 	}
 	last := out[len(out)-1]
@@ -94,6 +98,8 @@ func stepEnd(events []Event, i, turn, step int) int {
 			}
 		case StepStart, TurnStart, TurnEnd:
 			return j - 1
+		default:
+			// Events inside the step.
 		}
 	}
 	return len(events) - 1
@@ -109,6 +115,8 @@ func settled(events []Event) int {
 			return len(events)
 		case TurnStart:
 			return i
+		default:
+			// Only turn bounds tell whether a turn runs.
 		}
 	}
 	return len(events)

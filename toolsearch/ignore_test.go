@@ -114,10 +114,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
-	var want []string
-	for _, p := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		want = append(want, p)
-	}
+	want := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
 	sort.Strings(want)
 	got := walkList(t, root, root)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

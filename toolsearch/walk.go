@@ -245,6 +245,3 @@ func (w *walk) leadsWithin(path string) bool {
 	}
 	return false
 }
-
-// errStop stops a walk early without an error of its own.
-var errStop = errors.New("toolsearch: stop")
