@@ -127,6 +127,9 @@ func restoredConfig(events []session.Event, def configState) configState {
 					v.Thinking = d.Value
 				}
 			}
+		default:
+			// The other events set no option: the model, thinking level
+			// and mode change only through the two cases above.
 		}
 	}
 	return v
