@@ -187,9 +187,12 @@ func New(o Options) (*Server, error) {
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
 	})
-	// The permission step is the chain's only middleware: every call the
-	// agent makes passes it before the registry validates and runs it.
+	// The permission step comes first: every call the agent makes passes
+	// it before the registry validates and runs it. Then the file tools
+	// note when the session first runs a command (a read through the
+	// editor judges the buffer against the disk with it).
 	reg.Use(b.Permission)
+	reg.Use(toolfs.WatchCommands(reg.Get))
 	return &Server{bridge: b, reg: reg, shell: shell, models: models}, nil
 }
 

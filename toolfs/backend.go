@@ -14,18 +14,58 @@ import (
 type current struct {
 	info   fs.FileInfo  // stat of the file (symlinks followed); nil when absent
 	disk   []byte       // the bytes on disk; nil when absent
-	text   []byte       // the content the backend returns (disk, or the editor's text); nil when absent
-	ver    version      // the version of text (and of the disk bytes)
+	buf    []byte       // through the editor: the editor's text; nil otherwise
+	text   []byte       // what the mutation applies to (set by basis); nil when absent
 	editor tools.Editor // non-nil: read and written through the editor
 }
 
-// matches reports whether the file is still as observed in v: the disk
-// bytes, and through the editor also the editor's text, hash the same.
-func (c *current) matches(v version) bool {
-	if c.editor != nil {
-		return c.ver.sum == v.sum && c.ver.disk == v.disk
+// The outcomes of basis.
+const (
+	basisOK       = iota
+	basisStale    // the file changed since the model observed it
+	basisConflict // the last read found buffer and disk both changed
+)
+
+// basis checks c against exp, the version the model last observed, and
+// sets c.text to what the mutation applies to: the text the model saw,
+// if it is still there and nothing it did not see would be lost. On
+// disk: the disk still holds what was shown. Through the editor: the
+// last read did not end in a conflict, and either neither side moved
+// since (the text is the side that read showed: the buffer, or the disk
+// when the buffer lagged) or the buffer now equals the disk and what
+// was shown (the editor caught up, or saved the buffer).
+func (c *current) basis(exp version) int {
+	dsum := sumOf(c.disk)
+	if c.editor == nil {
+		if dsum != exp.disk || dsum != exp.sum {
+			return basisStale
+		}
+		c.text = c.disk
+		return basisOK
 	}
-	return c.ver.disk == v.disk
+	if exp.state == bufConflict {
+		return basisConflict
+	}
+	bsum := sumOf(c.buf)
+	pbuf := exp.buf
+	if !exp.hasBuf {
+		pbuf = exp.disk
+	}
+	switch {
+	case bsum == pbuf && dsum == exp.disk:
+		c.text = c.buf
+		if exp.state == bufLagging {
+			c.text = c.disk
+		}
+		if sumOf(c.text) != exp.sum {
+			return basisStale
+		}
+	case bsum == dsum && bsum == exp.sum:
+		c.text = c.buf
+	default:
+		return basisStale
+	}
+	return basisOK
 }
 
 // statFile stats f (following symlinks). A missing file gives a nil
@@ -46,29 +86,34 @@ func statFile(f file, op string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// editorFor returns the session's editor when f is to be read (write
-// false) or read and written (write true) through it: the client offers
-// it, f is inside the session cwd or one of its additional directories
-// (the editor's workspace roots), and the file on disk (info, nil when
-// absent) is under StreamThreshold. Otherwise nil: use the disk.
-func editorFor(s tools.Session, f file, info fs.FileInfo, write bool) tools.Editor {
+// editorFor returns the session's editor when f is to be read and
+// written through it: the client offers both fs/read_text_file and
+// fs/write_text_file (reads and writes go to one place: a client that
+// can do only one of them gets the disk for both, see peekFor), and f
+// qualifies (see qualifies). Otherwise nil: use the disk.
+func editorFor(s tools.Session, f file, info fs.FileInfo) tools.Editor {
 	e := tools.EditorOf(s)
-	if e == nil || !e.CanRead() || write && !e.CanWrite() {
-		return nil
-	}
-	if f.root == "" {
-		return nil // outside the session cwd and its additional directories
-	}
-	if info != nil && info.Size() >= StreamThreshold {
+	if e == nil || !e.CanRead() || !e.CanWrite() || !qualifies(f, info) {
 		return nil
 	}
 	return e
 }
 
+// qualifies reports whether f may go through the editor: it is inside
+// the session cwd or one of its additional directories (the editor's
+// workspace roots) and the file on disk (info, nil when absent) is under
+// StreamThreshold.
+func qualifies(f file, info fs.FileInfo) bool {
+	if f.root == "" {
+		return false // outside the session cwd
+	}
+	return info == nil || info.Size() < StreamThreshold
+}
+
 // loadCurrent reads the existing file f (info non-nil) for a mutation:
-// through e when non-nil, else from disk. Through the editor the disk
-// bytes are read too, for the version. Nothing is checked here: the
-// caller compares the version first, then the text. Errors: FS_IO_ERROR;
+// from disk, and through e too when non-nil. Nothing is checked here:
+// the caller picks the basis first (current.basis), then checks the
+// text. Errors: FS_IO_ERROR (an editor's refusal with its message);
 // ctx's end gives FS_ABORTED.
 func loadCurrent(ctx context.Context, f file, info fs.FileInfo, e tools.Editor, op string) (*current, error) {
 	if err := ctx.Err(); err != nil {
@@ -78,7 +123,7 @@ func loadCurrent(ctx context.Context, f file, info fs.FileInfo, e tools.Editor, 
 	if err != nil {
 		return nil, ioErr(op, f.display, err)
 	}
-	c := &current{info: info, disk: disk, text: disk, ver: diskVersion(disk)}
+	c := &current{info: info, disk: disk}
 	if e == nil {
 		return c, nil
 	}
@@ -89,8 +134,7 @@ func loadCurrent(ctx context.Context, f file, info fs.FileInfo, e tools.Editor, 
 		}
 		return nil, ioErr(op, f.display, err)
 	}
-	c.text, c.editor = []byte(text), e
-	c.ver.sum = sumOf(c.text)
+	c.buf, c.editor = []byte(text), e
 	return c, nil
 }
 
@@ -138,9 +182,14 @@ func save(ctx context.Context, f file, c *current, content []byte, op string) ([
 	if text, err := c.editor.ReadTextFile(bg, f.display); err == nil {
 		stored = []byte(text)
 	}
-	v := version{sum: sumOf(stored)}
+	s := sumOf(stored)
+	v := version{sum: s, buf: s, hasBuf: true}
 	if disk, err := f.readFile(); err == nil {
 		v.disk = sumOf(disk)
+	}
+	if v.disk != s {
+		// The editor did not save what it took: its buffer holds it.
+		v.state = bufUnsaved
 	}
 	return stored, v, nil
 }

@@ -23,11 +23,24 @@
 // UTF-8 BOM, the CRLF style of a file and a missing final newline on edit,
 // serialises mutations of one file with a per-file lock, and streams reads
 // of files of 10 MiB or more. The editor backend (the client advertised
-// fs.readTextFile, and for mutations also fs.writeTextFile; files inside the
-// session cwd only, under 10 MiB on disk) reads and writes through the
-// client, so unsaved buffers are seen and edits are tracked by the editor;
-// after a write it reads the file back and records that as the observed
-// version, so the editor's format-on-save does not make the next edit stale.
+// both fs.readTextFile and fs.writeTextFile; files inside the session cwd
+// only, under 10 MiB on disk) reads and writes through the client, so
+// unsaved buffers are seen and edits are tracked by the editor; after a
+// write it reads the file back and records that as the observed version,
+// so the editor's format-on-save does not make the next edit stale.
+// Reads and writes always go to one place: a client that offers only one
+// of the two methods gets the disk for both, and when it can read, the
+// model is told when its buffer differs from the disk.
+//
+// Buffer and disk. Every read and mutation through the editor reads the
+// disk too, and judges both against the session's last look at the file
+// (bufferState), so an edit never writes back text the model did not see:
+// when only the disk changed (a shell command; the editor has not
+// reloaded), the disk is shown and edited, written through the editor;
+// when the buffer has unsaved changes and the disk did not move, the
+// buffer is; when both changed, the buffer is shown and edits are refused
+// until the next read. Each case is told to the model in a one-line note.
+// An edit applies only to the text the last read showed, still in place.
 //
 // Cards. read shows a generic card; write and edit show diff cards, at call
 // time from the arguments and at result time one diff and one location per

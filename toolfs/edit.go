@@ -74,16 +74,16 @@ func planEdit(ctx context.Context, s tools.Session, f file, exp version, a EditA
 	if info == nil {
 		return nil, nil, fsErr(CodeStaleVersion, "cannot edit %q: file changed since it was read", f.display)
 	}
-	cur, err := loadCurrent(ctx, f, info, editorFor(s, f, info, true), "edit")
+	cur, err := loadCurrent(ctx, f, info, editorFor(s, f, info), "edit")
 	if err != nil {
 		return nil, nil, err
 	}
-	if !cur.matches(exp) {
-		return nil, nil, fsErr(CodeStaleVersion, "cannot edit %q: file changed since it was read", f.display)
+	if err := basisError(cur.basis(exp), "edit", f); err != nil {
+		return nil, nil, err
 	}
 	check := [][]byte{cur.text}
 	if cur.editor != nil {
-		check = append(check, cur.disk)
+		check = append(check, cur.disk, cur.buf)
 	}
 	for _, b := range check {
 		if p := editProblem(b); p != "" {
@@ -95,6 +95,21 @@ func planEdit(ctx context.Context, s tools.Session, f file, exp version, a EditA
 		return nil, nil, err
 	}
 	return cur, after, nil
+}
+
+// basisError is the FS_STALE_VERSION error of a basis outcome (nil for
+// basisOK): `cannot <op> "<p>": file changed since it was read`, or, after
+// a read that found the editor's buffer and the disk both changed,
+// `cannot <op> "<p>": the editor's buffer and the file on disk both
+// changed since it was read; read it again first`.
+func basisError(outcome int, op string, f file) error {
+	switch outcome {
+	case basisStale:
+		return fsErr(CodeStaleVersion, "cannot %s %q: file changed since it was read", op, f.display)
+	case basisConflict:
+		return fsErr(CodeStaleVersion, "cannot %s %q: the editor's buffer and the file on disk both changed since it was read; read it again first", op, f.display)
+	}
+	return nil
 }
 
 // applyEdit replaces a.OldString in text (see Edit for the rules). display
@@ -178,6 +193,9 @@ func runEdit(ctx context.Context, s tools.Session, obs *observed, f file, exp ve
 	}
 	if reformatted(after, stored) {
 		text += "\n" + reformatNote
+	}
+	if cur.editor == nil && peekAfterWrite(ctx, peekFor(s, f, cur.info), f, cur.disk, stored) {
+		text += "\n" + peekWriteNote
 	}
 	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: marshalMeta(changeMeta(f.display, cur.text, stored))}, nil
 }

@@ -14,10 +14,15 @@ import (
 
 // fakeEditor is a client editor: it holds unsaved buffers, reads a file
 // without a buffer from disk, and on a write reformats the text, saves it
-// to disk and drops the buffer (the buffer is then the saved file).
+// to disk and drops the buffer (the buffer is then the saved file). With
+// lag, a file read is opened as a buffer that never reloads from disk
+// (an editor that has not noticed a change on disk yet); a write then
+// leaves the buffer holding what it saved.
 type fakeEditor struct {
 	mu        sync.Mutex
+	canRead   bool
 	canWrite  bool
+	lag       bool
 	buffers   map[string]string
 	reformat  func(string) string
 	failWrite error
@@ -25,10 +30,10 @@ type fakeEditor struct {
 }
 
 func newFakeEditor() *fakeEditor {
-	return &fakeEditor{canWrite: true, buffers: map[string]string{}}
+	return &fakeEditor{canRead: true, canWrite: true, buffers: map[string]string{}}
 }
 
-func (f *fakeEditor) CanRead() bool  { return true }
+func (f *fakeEditor) CanRead() bool  { return f.canRead }
 func (f *fakeEditor) CanWrite() bool { return f.canWrite }
 
 func (f *fakeEditor) ReadTextFile(_ context.Context, path string) (string, error) {
@@ -39,7 +44,26 @@ func (f *fakeEditor) ReadTextFile(_ context.Context, path string) (string, error
 		return b, nil
 	}
 	data, err := os.ReadFile(path)
+	if err == nil && f.lag {
+		f.buffers[path] = string(data)
+	}
 	return string(data), err
+}
+
+// buffer returns the buffer of path ("", false when none is open).
+func (f *fakeEditor) buffer(path string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.buffers[path]
+	return b, ok
+}
+
+// setBuffer sets the buffer of path, as the user typing or the editor
+// reloading would.
+func (f *fakeEditor) setBuffer(path, text string) {
+	f.mu.Lock()
+	f.buffers[path] = text
+	f.mu.Unlock()
 }
 
 func (f *fakeEditor) WriteTextFile(_ context.Context, path, content string) error {
@@ -53,6 +77,9 @@ func (f *fakeEditor) WriteTextFile(_ context.Context, path, content string) erro
 		content = f.reformat(content)
 	}
 	delete(f.buffers, path)
+	if f.lag {
+		f.buffers[path] = content
+	}
 	return os.WriteFile(path, []byte(content), 0o644)
 }
 
@@ -178,13 +205,14 @@ func TestEditorScope(t *testing.T) {
 	if got := fe.took(); len(got) != 0 {
 		t.Errorf("the editor was asked for a binary file: %q", got)
 	}
-	// Reads only: writes and edits go to disk (the buffer is not seen by them).
+	// Reads only: reads, writes and edits use the disk (the buffer is
+	// only compared with it, TestEditorOneSource).
 	fe.canWrite = false
 	p = e.put("r.txt", "disk\n")
 	e.ok("read", map[string]any{"file_path": "r.txt"})
 	e.ok("edit", map[string]any{"file_path": "r.txt", "old_string": "disk", "new_string": "DISK"})
-	if got := fe.took(); len(got) != 1 || got[0] != "read "+p {
-		t.Errorf("editor calls %q, want the read only", got)
+	if got := fe.took(); len(got) != 2 || got[0] != "read "+p || got[1] != "read "+p {
+		t.Errorf("editor calls %q, want the two peeks only", got)
 	}
 	if got := e.get("r.txt"); got != "DISK\n" {
 		t.Errorf("r.txt = %q", got)

@@ -119,17 +119,25 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 		return tools.Output{}, fsErr(CodeNotFound, "cannot read %q: not found", f.display)
 	}
 	var (
-		body  string
-		total int
-		ver   version
+		body, note string
+		total      int
+		ver        version
 	)
-	e := editorFor(ex.Session, f, info, false)
+	obs := observedOf(ex.Session)
+	e := editorFor(ex.Session, f, info)
 	switch {
 	case e == nil && streams(info):
 		body, total, ver, err = readStreamed(ctx, f, offset, limit)
 	default:
 		var text []byte
-		text, ver, err = readWhole(ctx, f, e)
+		if e != nil {
+			text, ver, note, err = readEditor(ctx, ex.Session, obs, f, info, e)
+		} else {
+			text, ver, err = readDisk(ctx, f)
+			if err == nil && peekDiffers(ctx, peekFor(ex.Session, f, info), f, text) {
+				note = peekReadNote
+			}
+		}
 		if err == nil {
 			body, total = windowBytes(bytes.TrimPrefix(text, bom), offset, limit)
 		}
@@ -140,7 +148,10 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 	if offset > total && !(total == 0 && offset == 1) {
 		return tools.Output{}, fsErr(CodeNotFound, "offset %s is out of range for %q (%d lines)", offsetText, f.display, total)
 	}
-	observedOf(ex.Session).put(f.target, ver)
+	obs.put(f.target, ver)
+	if note != "" {
+		body += "\n" + note
+	}
 	return tools.Output{Content: []tools.Content{tools.Text(envelope(f.display, body))}}, nil
 }
 
@@ -150,9 +161,12 @@ func streams(info fs.FileInfo) bool {
 	return info.Size() >= StreamThreshold || info.Size() == 0
 }
 
-// readWhole loads f's text: from disk, or through e when non-nil (the disk
-// bytes are then read too, for the version, and must be text as well).
-func readWhole(ctx context.Context, f file, e tools.Editor) ([]byte, version, error) {
+// readDisk loads f's text from disk. Errors: FS_NOT_TEXT, FS_ABORTED,
+// FS_IO_ERROR.
+func readDisk(ctx context.Context, f file) ([]byte, version, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, version{}, aborted("read", err)
+	}
 	disk, err := f.readFile()
 	if err != nil {
 		return nil, version{}, ioErr("read", f.display, err)
@@ -160,22 +174,38 @@ func readWhole(ctx context.Context, f file, e tools.Editor) ([]byte, version, er
 	if p := textProblem(disk); p != "" {
 		return nil, version{}, fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
 	}
-	ver := diskVersion(disk)
-	if e == nil {
-		return disk, ver, nil
+	return disk, diskVersion(disk), nil
+}
+
+// readEditor loads f's text through the editor e: the disk is read too
+// (and must be text as well), the two are judged against what obs last
+// observed of f (see bufferState), and the side to show is returned with
+// its version and the note that goes with it. Errors: FS_NOT_TEXT,
+// FS_ABORTED, FS_IO_ERROR (an editor's refusal with its message).
+func readEditor(ctx context.Context, s tools.Session, obs *observed, f file, info fs.FileInfo, e tools.Editor) ([]byte, version, string, error) {
+	disk, _, err := readDisk(ctx, f)
+	if err != nil {
+		return nil, version{}, "", err
 	}
 	text, err := e.ReadTextFile(ctx, f.display)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, version{}, aborted("read", ctx.Err())
+			return nil, version{}, "", aborted("read", ctx.Err())
 		}
-		return nil, version{}, ioErr("read", f.display, err)
+		return nil, version{}, "", ioErr("read", f.display, err)
 	}
-	if p := textProblem([]byte(text)); p != "" {
-		return nil, version{}, fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
+	buf := []byte(text)
+	dsum, bsum := sumOf(disk), sumOf(buf)
+	prev, seen := obs.get(f.target)
+	st := judge(prev, seen, dsum, bsum, recentDisk(s, info))
+	shown := buf
+	if st == bufLagging {
+		shown = disk
+	} else if p := textProblem(buf); p != "" {
+		return nil, version{}, "", fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
 	}
-	ver.sum = sumOf([]byte(text))
-	return []byte(text), ver, nil
+	v := version{sum: sumOf(shown), disk: dsum, buf: bsum, hasBuf: true, state: st}
+	return shown, v, bufferNote(st, seen), nil
 }
 
 // readStreamed selects the window of f from disk with bounded memory.

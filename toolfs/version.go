@@ -11,14 +11,22 @@ import (
 // per-process seed is enough.
 var seed = maphash.MakeSeed()
 
-// version is what an observation of a file saw: 64-bit hashes of content.
-// A file read or written on disk has sum == disk.
+// version is what an observation of a file saw: 64-bit hashes of content,
+// and, through the editor, which side was shown. A file read or written
+// on disk has sum == disk and no buffer.
 type version struct {
-	// sum hashes the text the backend returned (the editor's buffer when
-	// read through the editor).
+	// sum hashes the text the model was shown: what the next edit or
+	// overwrite applies to.
 	sum uint64
 	// disk hashes the bytes on disk at the same moment.
 	disk uint64
+	// buf hashes the editor's buffer at the same moment; hasBuf is false
+	// when the file was not read through the editor.
+	buf    uint64
+	hasBuf bool
+	// state is how buffer and disk related (see bufferState); bufClean
+	// for a disk observation.
+	state bufferState
 }
 
 // sumOf hashes b. A hasher fed the same bytes in pieces (newHasher) gives

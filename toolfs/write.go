@@ -52,17 +52,17 @@ func checkWrite(ctx context.Context, s tools.Session, f file, exp version, ok bo
 		if ok {
 			return nil, fsErr(CodeStaleVersion, "cannot write %q: file no longer exists", f.display)
 		}
-		return &current{editor: editorFor(s, f, nil, true)}, nil
+		return &current{editor: editorFor(s, f, nil)}, nil
 	}
 	if !ok {
 		return nil, fsErr(CodeNotObserved, "cannot overwrite existing %q without reading it first", f.display)
 	}
-	cur, err := loadCurrent(ctx, f, info, editorFor(s, f, info, true), "write")
+	cur, err := loadCurrent(ctx, f, info, editorFor(s, f, info), "write")
 	if err != nil {
 		return nil, err
 	}
-	if !cur.matches(exp) {
-		return nil, fsErr(CodeStaleVersion, "cannot write %q: file changed since it was read", f.display)
+	if err := basisError(cur.basis(exp), "write", f); err != nil {
+		return nil, err
 	}
 	return cur, nil
 }
@@ -94,9 +94,10 @@ func executeWrite(ctx context.Context, ex *tools.Exec, a WriteArgs) (tools.Outpu
 	content := []byte(a.Content)
 	var stored []byte
 	var ver version
-	if cur.info != nil && cur.editor == nil && bytes.Equal(cur.text, content) {
+	same := cur.info != nil && cur.editor == nil && bytes.Equal(cur.text, content)
+	if same {
 		// Already there: leave the file (and its mtime, inode, links) alone.
-		stored, ver = content, cur.ver
+		stored, ver = content, diskVersion(cur.disk)
 	} else if stored, ver, err = save(ctx, f, cur, content, "write"); err != nil {
 		return tools.Output{}, err
 	}
@@ -116,6 +117,9 @@ func executeWrite(ctx context.Context, ex *tools.Exec, a WriteArgs) (tools.Outpu
 	}
 	if reformatted(content, stored) {
 		body += "\n" + reformatNote
+	}
+	if cur.editor == nil && !same && peekAfterWrite(ctx, peekFor(ex.Session, f, cur.info), f, cur.disk, stored) {
+		body += "\n" + peekWriteNote
 	}
 	return tools.Output{Content: []tools.Content{tools.Text(envelope(f.display, body))}, Meta: marshalMeta(m)}, nil
 }
