@@ -43,29 +43,53 @@ func (r *paths) abs(path string) string {
 	return out
 }
 
-// title makes a card title one line and shows rawPath (fallbackPath when
-// rawPath is ""), when absolute and inside the cwd (by path segment),
-// relative to the cwd.
-func (r *paths) title(title, rawPath, fallbackPath string) string {
-	if rawPath == "" {
-		rawPath = fallbackPath
-	}
+// title makes a card title one line and shows in it the first of paths
+// (as the tool gave them: absolute, or relative to the cwd) that it
+// contains, the way INTERFACE.md says: relative to the cwd when inside
+// it (by path segment), absolute otherwise. So an absolute path inside
+// the cwd is shortened, and a relative one that leads outside ("../x",
+// "a/../../x") is shown absolute (issue 13, item 12).
+func (r *paths) title(title string, paths ...string) string {
 	title = oneLine(title)
-	if rawPath == "" || r.view.Cwd == "" || !filepath.IsAbs(rawPath) {
+	if r.view.Cwd == "" {
 		return title
 	}
-	rel, err := filepath.Rel(r.view.Cwd, rawPath)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+	for _, p := range paths {
+		if p == "" || !strings.Contains(title, p) {
+			continue
+		}
+		if shown := r.shown(p); shown != p {
+			return strings.ReplaceAll(title, p, shown)
+		}
 		return title
 	}
-	return strings.ReplaceAll(title, rawPath, rel)
+	return title
+}
+
+// shown is how a title names path p (see title).
+func (r *paths) shown(p string) string {
+	abs := r.abs(p)
+	rel, err := filepath.Rel(r.view.Cwd, abs)
+	outside := err != nil || rel == ".." || strings.HasPrefix(rel, "../")
+	switch {
+	case outside && !filepath.IsAbs(p):
+		return abs
+	case outside, rel == ".", !filepath.IsAbs(p):
+		return p
+	}
+	return rel
 }
 
 // locations makes paths absolute and converts lines (1-based, 0 for
-// none) to the wire base. A single location is stored in w.
+// none) to the wire base. A single location is stored in w. nil gives
+// nil (no change); an empty, non-nil list an empty one (the editor's
+// list is cleared).
 func (r *paths) locations(w *card, locs []tools.FileLocation) []acp.ToolCallLocation {
-	if len(locs) == 0 {
+	if locs == nil {
 		return nil
+	}
+	if len(locs) == 0 {
+		return []acp.ToolCallLocation{}
 	}
 	if len(locs) == 1 {
 		l := locs[0]

@@ -237,7 +237,7 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 		// A cancelled terminal card may still show what its result
 		// says the command printed (terminal.go).
 		tool, _ := p.lookup(c, c.name)
-		parts = p.resultCard(w, c, tool.ResultView(c.args, tools.ResultInput{Content: d.Content, IsError: d.IsError, Meta: d.Meta}))
+		parts = p.resultCard(w, c, tool.ResultView(c.args, tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta}))
 	}
 	if c.terminal {
 		return w.one(p.terminalResult(c, u, parts.terminal, text, d.Cancelled))

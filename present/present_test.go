@@ -873,7 +873,8 @@ func TestPresenterSequences(t *testing.T) {
 
 // TestTitleRelativization: titles of call and result cards show the first
 // location's path relative to the cwd when it is inside it (by path
-// segment); locations are always absolute.
+// segment), absolute otherwise (also a relative path that leads out);
+// locations are always absolute.
 func TestTitleRelativization(t *testing.T) {
 	cases := []struct {
 		name, cwd, path string
@@ -886,7 +887,9 @@ func TestTitleRelativization(t *testing.T) {
 		{"the cwd itself", "/proj", "/proj", "/proj", "/proj"},
 		{"a name starting with two dots", "/proj", "/proj/..cache/x", "..cache/x", "/proj/..cache/x"},
 		{"relative path", "/proj", "src/a.go", "src/a.go", "/proj/src/a.go"},
-		{"relative path climbing out", "/proj", "../other/a.go", "../other/a.go", "/other/a.go"},
+		{"relative path climbing out", "/proj", "../other/a.go", "/other/a.go", "/other/a.go"},
+		{"relative path climbing out on the way", "/proj", "src/../../x", "/x", "/x"},
+		{"relative path climbing out and back in", "/proj", "../proj/a.go", "../proj/a.go", "/proj/a.go"},
 		{"no cwd, absolute path", "", "/proj/a.go", "/proj/a.go", "/proj/a.go"},
 		{"no cwd, relative path", "", "src/a.go", "src/a.go", "src/a.go"},
 		{"root cwd", "/", "/etc/hosts", "etc/hosts", "/etc/hosts"},

@@ -31,10 +31,7 @@ func (r *paths) resultCard(w *card, c *callState, view tools.ToolResultView) res
 		if t == "" {
 			return
 		}
-		if diffPath == "" {
-			diffPath = c.path
-		}
-		w.title = r.title(t, firstLocPath(locs), diffPath)
+		w.title = r.title(t, firstLocPath(locs), diffPath, c.path)
 		parts.title = &w.title
 	}
 	switch v := view.(type) {

@@ -33,8 +33,26 @@ func TestReadCallCards(t *testing.T) {
 	if v := read.CallView(json.RawMessage(`{"path":"x"}`)); v != nil {
 		t.Errorf("old argument shape: %#v, want the generic fallback", v)
 	}
-	if read.PresentResult != nil {
-		t.Error("read has a result presenter; the reference shows the raw text")
+	// The result shows the raw text (the reference), but a path that does
+	// not exist loses its location (issue 13, item 12).
+	args := json.RawMessage(`{"file_path":"g.md:1-20"}`)
+	notFound := &tools.ErrorInfo{Name: ErrorName, Code: CodeNotFound}
+	for _, c := range []struct {
+		in   tools.ResultInput
+		want tools.ToolResultView
+	}{
+		{tools.ResultInput{Content: []tools.Content{tools.Text("<path>…")}}, nil},
+		{tools.ResultInput{IsError: true, Error: notFound, Content: []tools.Content{tools.Text(`Error: cannot read "/w/g.md:1-20": not found`)}},
+			tools.GenericResult{Locations: []tools.FileLocation{}}},
+		{tools.ResultInput{IsError: true, Error: notFound, Content: []tools.Content{tools.Text(`Error: cannot resolve "/w/a/b": a parent path segment is not a directory`)}},
+			tools.GenericResult{Locations: []tools.FileLocation{}}},
+		{tools.ResultInput{IsError: true, Error: notFound, Content: []tools.Content{tools.Text(`Error: offset 9 is out of range for "/w/a" (3 lines)`)}}, nil},
+		{tools.ResultInput{IsError: true, Error: &tools.ErrorInfo{Name: ErrorName, Code: CodeNotText}, Content: []tools.Content{tools.Text(`Error: cannot read "/w/a": binary file`)}}, nil},
+		{tools.ResultInput{IsError: true, Content: []tools.Content{tools.Text(`Error: tool "read" panicked: x`)}}, nil},
+	} {
+		if got := read.ResultView(args, c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: result view %#v, want %#v", c.in, got, c.want)
+		}
 	}
 }
 

@@ -39,10 +39,25 @@ func Read() tools.Tool {
 			{Name: "offset", Prop: tools.Prop{Type: tools.TypeNumber, Description: "1-based first line to return. Defaults to 1."}},
 			{Name: "limit", Prop: tools.Prop{Type: tools.TypeNumber, Description: "Defaults to 2000."}},
 		},
-		Execute:     executeRead,
-		Access:      func(a ReadArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
-		PresentCall: presentReadCall,
+		Execute:       executeRead,
+		Access:        func(a ReadArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
+		PresentCall:   presentReadCall,
+		PresentResult: presentReadResult,
 	})
+}
+
+// presentReadResult leaves the call card as it is (the tool's text shows),
+// except that a read of a path that does not exist clears the card's
+// location (a path such as "g.md:1-20" or "file:///x" names no file, and
+// an editor following the card would open an empty one).
+func presentReadResult(_ ReadArgs, r tools.ResultInput) tools.ToolResultView {
+	if !r.IsError || r.Error == nil || r.Error.Code != CodeNotFound {
+		return nil
+	}
+	if strings.HasPrefix(tools.JoinText(r.Content), "Error: offset ") {
+		return nil // the file exists; the offset is past its end
+	}
+	return tools.GenericResult{Locations: []tools.FileLocation{}}
 }
 
 // maxOffset bounds an offset kept as an int; any larger one is past the

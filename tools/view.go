@@ -57,7 +57,9 @@ func (DiffCall) isToolCallView()     {}
 // DiffResult (always as values, never pointers).
 type ToolResultView interface{ isToolResultView() }
 
-// GenericResult is a plain result card; every field is optional.
+// GenericResult is a plain result card; every field is optional. A nil
+// Locations leaves the call card's locations as they are; an empty,
+// non-nil one clears them (e.g. a read of a path that does not exist).
 // Content may hold image, audio and resource blocks besides text (see
 // Content); a presenter that cannot show them shows their TextForm.
 // RawOutput, when set, is the card's rawOutput (JSON: the tool's own
@@ -97,9 +99,11 @@ func (TerminalResult) isToolResultView() {}
 func (DiffResult) isToolResultView()     {}
 
 // ResultInput is what PresentResult sees of a result: its content, whether
-// it is an error, and the tool's persisted Meta (opaque JSON, nil if none).
+// it is an error and, for a coded error, its {name, code} (nil
+// otherwise), and the tool's persisted Meta (opaque JSON, nil if none).
 type ResultInput struct {
 	Content []Content
 	IsError bool
+	Error   *ErrorInfo
 	Meta    json.RawMessage
 }

@@ -1,0 +1,126 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+)
+
+// finalCard is the last update of call id that ends it, as JSON members.
+func finalCard(t *testing.T, h *harness, id string) map[string]json.RawMessage {
+	t.Helper()
+	var last map[string]json.RawMessage
+	for _, l := range h.tr.Lines() {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Update map[string]json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if l.FromClient || json.Unmarshal(l.Raw, &m) != nil || m.Method != "session/update" {
+			continue
+		}
+		u := m.Params.Update
+		if str(u["toolCallId"]) == id && (str(u["status"]) == "completed" || str(u["status"]) == "failed") {
+			last = u
+		}
+	}
+	if last == nil {
+		t.Fatalf("call %s never ended", id)
+	}
+	return last
+}
+
+// TestReadPathsE2E (issue 13, item 12): a read of a path that names no
+// file ("g.md:1-20", a file:// URI) fails and its card ends without a
+// location; a relative path that leads out of the cwd is titled with its
+// absolute path (and the read, outside the project, asks first).
+func TestReadPathsE2E(t *testing.T) {
+	t.Parallel()
+	h0 := t.TempDir()
+	cwd := filepath.Join(h0, "proj")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(h0, "notes.txt")
+	for p, c := range map[string]string{filepath.Join(cwd, "g.md"): "# G\n", outside: "outside\n"} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := e2etest.Replay(t,
+		stepSSE("00", "read", `{"file_path":"g.md:1-20"}`),
+		stepSSE("01", "read", `{"file_path":"file://`+cwd+`/g.md"}`),
+		stepSSE("02", "read", `{"file_path":"../notes.txt"}`),
+		stepSSE("03", "read", `{"file_path":"g.md"}`),
+		e2etest.Text(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec, cwd: cwd})
+	pc := &permissionClient{outcome: "allow-once"}
+	h.client.OnRequest = pc.handle
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	checkToolCallsEnd(t, h.sessionUpdates())
+	for _, id := range []string{"call_00_0", "call_01_0"} {
+		u := finalCard(t, h, id)
+		if str(u["status"]) != "failed" || string(u["locations"]) != "[]" {
+			t.Errorf("%s ended %s with locations %s, want failed and []", id, u["status"], u["locations"])
+		}
+	}
+	if u := finalCard(t, h, "call_03_0"); str(u["status"]) != "completed" || u["locations"] != nil {
+		t.Errorf("a read that worked changed its locations: %s", u["locations"])
+	}
+	if u := finalCard(t, h, "call_02_0"); str(u["status"]) != "completed" {
+		t.Errorf("the outside read ended %s", u["status"])
+	}
+	titles := 0
+	for _, u := range h.sessionUpdates() {
+		if c, ok := toolCard(u); ok && c.ToolCallID == "call_02_0" && c.Title != nil && strings.HasPrefix(*c.Title, "Read ") {
+			titles++
+			if *c.Title != "Read "+outside {
+				t.Errorf("title %q, want %q", *c.Title, "Read "+outside)
+			}
+		}
+	}
+	if titles == 0 {
+		t.Error("the outside read has no Read title")
+	}
+	if pc.count() != 1 || pc.asked[0].ToolCall.Title == nil || *pc.asked[0].ToolCall.Title != "Read "+outside {
+		t.Errorf("permission asked %d times: %+v", pc.count(), pc.asked)
+	}
+}
+
+// TestResourceLinkPathE2E (item 12): a resource_link to a file reaches
+// the model as the decoded path, with Zed's selection as lines.
+func TestResourceLinkPathE2E(t *testing.T) {
+	t.Parallel()
+	f, mb := scriptedModel(t, e2etest.Text(nil, []string{"Seen."}, "stop"))
+	h := newHarness(t, harnessOpts{model: f.client("k")})
+	sid := h.start(harnessOpts{})
+	uri := "file://" + filepath.ToSlash(h.cwd) + "/my%20notes/r%C3%A9sum%C3%A9.md#L3:9"
+	var pr acp.PromptResponse
+	h.mustCall("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{
+		map[string]any{"type": "text", "text": "look at"},
+		map[string]any{"type": "resource_link", "name": "résumé.md", "uri": uri},
+	}}, &pr)
+	if pr.StopReason != acp.StopEndTurn {
+		t.Fatalf("stop %q", pr.StopReason)
+	}
+	var user string
+	for _, m := range messagesOf(t, mb.body(1)) {
+		if m["role"] == "user" {
+			b, _ := json.Marshal(m["content"])
+			user += string(b)
+		}
+	}
+	want := `path=\"` + h.cwd + `/my notes/résumé.md\" lines=\"3-9\"`
+	if !strings.Contains(user, want) || strings.Contains(user, "%20") {
+		t.Errorf("the model got %s, want it to hold %s", user, want)
+	}
+}
