@@ -238,6 +238,13 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 	cwd := filepath.Clean(p.Cwd)
 	s := b.buildSession(id, cwd, dirs, b.newStore(id, cwd, dirs))
 	b.register(s)
+	// The log exists before the answer: another process of the same
+	// client may load or list the session next (acpx does).
+	if l := s.agent.Store.Log(); l != nil {
+		if err := l.Create(); err != nil {
+			b.log.Warn("the session log could not be written; the session goes on in memory", "session", id, "err", err)
+		}
+	}
 	// The servers start while the model list is awaited; MCPWait counts
 	// from the request's start, so the two waits overlap.
 	set := b.startMCP(s, p.McpServers)

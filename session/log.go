@@ -97,8 +97,9 @@ func keptByte(c byte) bool {
 // Log appends one session's logged events to its JSONL file, one line per
 // event, written through to the operating system as each event arrives
 // (so a crash of the process loses nothing that was appended; Sync makes
-// it durable). The file, with its header line, is created on the first
-// Append, in a folder created with mode 0700; the file has mode 0600.
+// it durable). The file, with its header line, is created by Create or
+// the first Append, in a folder created with mode 0700; the file has mode
+// 0600.
 // A Log is safe for concurrent use. After a write error every later
 // Append fails with that error (Err returns it). While its file is open
 // the Log holds the log's Lock, so no other process writes it; creating
@@ -109,10 +110,14 @@ type Log struct {
 	header Header
 	f      *os.File // nil until the file is opened
 	lock   *Lock    // held while f is open
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	err    error
-	closed bool
+	// created: Create wrote the file and closed it; size is how many
+	// bytes this Log has written to it.
+	created bool
+	size    int64
+	buf     bytes.Buffer
+	enc     *json.Encoder
+	err     error
+	closed  bool
 }
 
 // NewLog returns the log of a new session at path; nothing is written
@@ -161,7 +166,7 @@ func (l *Log) AppendAll(evs []Event) error {
 		return ErrClosed
 	}
 	l.buf.Reset()
-	if l.f == nil {
+	if l.f == nil && !l.created {
 		if err := l.enc.Encode(l.header); err != nil {
 			l.err = fmt.Errorf("session: encoding the log header: %w", err)
 			return l.err
@@ -173,27 +178,94 @@ func (l *Log) AppendAll(evs []Event) error {
 		}
 	}
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), dirPerm); err != nil {
-			l.err = fmt.Errorf("session: creating the log folder: %w", err)
+		if l.err = l.open(); l.err != nil {
 			return l.err
 		}
-		lock, err := Acquire(l.path)
-		if err != nil {
-			l.err = fmt.Errorf("session: creating the log: %w", err)
-			return l.err
-		}
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
-		if err != nil {
-			lock.Release()
-			l.err = fmt.Errorf("session: creating the log: %w", err)
-			return l.err
-		}
-		l.f, l.lock = f, lock
 	}
-	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+	n, err := l.f.Write(l.buf.Bytes())
+	l.size += int64(n)
+	if err != nil {
 		l.err = fmt.Errorf("session: writing the log %s: %w", l.path, err)
 		return l.err
 	}
+	return nil
+}
+
+// Create writes the log's file with its header line now, so that the
+// session is listed, and can be loaded by another process, from the
+// moment it exists (issue 13, item 13: a client that creates a session
+// in one process and prompts it from another), and closes the file
+// again and releases its Lock, so this process holds nothing (neither
+// the file nor the lock) for a session it may never use; the first
+// Append reopens it. Once the file exists (Create or
+// Append ran), Create does nothing. Errors are sticky, as Append's.
+func (l *Log) Create() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil || l.closed || l.f != nil || l.created {
+		return l.err
+	}
+	l.buf.Reset()
+	if err := l.enc.Encode(l.header); err != nil {
+		l.err = fmt.Errorf("session: encoding the log header: %w", err)
+		return l.err
+	}
+	if l.err = l.open(); l.err != nil {
+		return l.err
+	}
+	n, err := l.f.Write(l.buf.Bytes())
+	l.size += int64(n)
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	_ = l.lock.Release()
+	l.f, l.lock, l.created = nil, nil, true
+	if err != nil {
+		l.err = fmt.Errorf("session: writing the log %s: %w", l.path, err)
+	}
+	return l.err
+}
+
+// open opens the file for appending (l.f), holding the log's Lock
+// (l.lock): a new file (O_EXCL, in a folder made if needed), or, after
+// Create, the file it wrote, which must still hold exactly what this Log
+// wrote (another process that loaded the session meanwhile and appended
+// to it owns it now). Errors: *LockedError (wrapped) when another process
+// holds the lock, the file system's otherwise. The caller holds l.mu and
+// writes l.buf, which holds the header line for a new file.
+func (l *Log) open() error {
+	if !l.created {
+		if err := os.MkdirAll(filepath.Dir(l.path), dirPerm); err != nil {
+			return fmt.Errorf("session: creating the log folder: %w", err)
+		}
+	}
+	lock, err := Acquire(l.path)
+	if err != nil {
+		return fmt.Errorf("session: opening the log: %w", err)
+	}
+	var f *os.File
+	if l.created {
+		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			err = fmt.Errorf("session: reopening the log: %w", err)
+		} else if st, serr := f.Stat(); serr != nil || st.Size() != l.size {
+			f.Close()
+			err = fmt.Errorf("session: the log %s was written by another process since this one created it", l.path)
+		}
+	} else {
+		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+		if err != nil {
+			err = fmt.Errorf("session: creating the log: %w", err)
+		}
+	}
+	if err != nil {
+		_ = lock.Release()
+		return err
+	}
+	l.f, l.lock = f, lock
 	return nil
 }
 
