@@ -57,6 +57,9 @@ type config struct {
 	// MCPWait is how long session/new (load, resume, fork) waits for the
 	// session's MCP servers; 0 means it answers at once.
 	MCPWait time.Duration
+	// Trace is the file every ACP message is written to, redacted
+	// ("": none).
+	Trace string
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -69,50 +72,80 @@ func modeList() string {
 	return strings.Join(ids, ", ")
 }
 
-// parseConfig reads args (without the program name) and env (a lookup
-// function, e.g. os.LookupEnv). It returns flag.ErrHelp after printing
-// the usage for --help.
-func parseConfig(args []string, env func(string) (string, bool), stderr io.Writer) (config, error) {
-	get := func(name, def string) string {
+// flagValues are the flags whose text parseConfig checks after parsing.
+type flagValues struct {
+	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow *string
+}
+
+// defineFlags defines every flag on fs, storing into c, with defaults
+// from get (the environment, then the built-in default).
+func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string) flagValues {
+	var v flagValues
+	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error; debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
+	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
+	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
+	v.maxSteps = fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
+	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+modeList()+" (env DSH_MODE)")
+	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
+	fs.StringVar(&c.Record, "record", get("DSH_RECORD", ""), "also write each model response to DIR/NNN.sse and request to DIR/NNN.request.json (env DSH_RECORD)")
+	v.lineBase = fs.String("location-line-base", get("DSH_LOCATION_LINE_BASE", ""), "base of tool-call location lines on the wire, 0 or 1 (default: 0 for Zed, 1 otherwise; env DSH_LOCATION_LINE_BASE)")
+	v.sandboxMode = fs.String("sandbox", get("DSH_SANDBOX", string(sandbox.WorkspaceWrite)), "how shell commands are confined: workspace-write, read-only, off (env DSH_SANDBOX)")
+	v.sandboxNet = fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
+	v.maxMessage = fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
+	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
+	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
+	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
+	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
+	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
+	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
+	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
+	return v
+}
+
+// printUsage writes the usage: the commands and every flag, with the
+// defaults the environment gives them.
+func printUsage(w io.Writer, env func(string) (string, bool)) {
+	fs := flag.NewFlagSet("dsh-acp", flag.ContinueOnError)
+	fs.SetOutput(w)
+	defineFlags(fs, &config{}, envGetter(env))
+	fmt.Fprintf(w, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
+	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp help             print this help\n\nFlags:\n")
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
+}
+
+// envGetter returns env's value of name when set and not empty, else def.
+func envGetter(env func(string) (string, bool)) func(name, def string) string {
+	return func(name, def string) string {
 		if v, ok := env(name); ok && v != "" {
 			return v
 		}
 		return def
 	}
+}
+
+// parseConfig reads args (without the program name) and env (a lookup
+// function, e.g. os.LookupEnv). For --help it prints nothing and returns
+// flag.ErrHelp (the caller prints the usage to stdout); for a bad flag it
+// prints the error and the usage to stderr and returns errReported.
+func parseConfig(args []string, env func(string) (string, bool), stderr io.Writer) (config, error) {
+	get := envGetter(env)
 	c := config{LocationLineBase: -1}
 	fs := flag.NewFlagSet("dsh-acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	logLevel := fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error (env DSH_LOG_LEVEL)")
-	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
-	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
-	maxSteps := fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
-	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+modeList()+" (env DSH_MODE)")
-	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
-	fs.StringVar(&c.Record, "record", get("DSH_RECORD", ""), "also write each model response to DIR/NNN.sse and request to DIR/NNN.request.json (env DSH_RECORD)")
-	lineBase := fs.String("location-line-base", get("DSH_LOCATION_LINE_BASE", ""), "base of tool-call location lines on the wire, 0 or 1 (default: 0 for Zed, 1 otherwise; env DSH_LOCATION_LINE_BASE)")
-	sandboxMode := fs.String("sandbox", get("DSH_SANDBOX", string(sandbox.WorkspaceWrite)), "how shell commands are confined: workspace-write, read-only, off (env DSH_SANDBOX)")
-	sandboxNet := fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
-	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit")
-	maxMessage := fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
-	mcpWait := fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
-	idle := fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
-	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
-	contextWindow := fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
-	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
-		fmt.Fprintf(stderr, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n\nFlags:\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
-	}
+	fs.Usage = func() {} // printed below, where it belongs
+	v := defineFlags(fs, &c, get)
+	logLevel, maxSteps, lineBase := v.logLevel, v.maxSteps, v.lineBase
+	sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow := v.sandboxMode, v.sandboxNet, v.maxMessage, v.mcpWait, v.idle, v.contextWindow
 	if err := fs.Parse(args); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			err = errReported
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
 		}
-		return c, err
+		printUsage(stderr, env)
+		return c, errReported
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
+		printUsage(stderr, env)
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	switch strings.ToLower(*logLevel) {

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dsh-acp/dsh-acp/internal/wiretap"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/sandbox"
 	"github.com/dsh-acp/dsh-acp/server"
@@ -33,12 +34,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runDiff(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
-		case "version":
-			args = append(append([]string{}, args[1:]...), "--version")
+		case "help", "version":
+			// The subcommands are the flags' other spelling (after the
+			// flags given with them, which apply).
+			args = append(append([]string{}, args[1:]...), "--"+args[0])
 		}
 	}
 	cfg, err := parseConfig(args, os.LookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout, os.LookupEnv)
 		return 0
 	}
 	if err != nil {
@@ -55,6 +59,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	var trace io.Writer
+	if cfg.Trace != "" {
+		f, err := os.OpenFile(cfg.Trace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintln(stderr, "dsh-acp: --trace (or DSH_TRACE):", err)
+			return 2
+		}
+		defer f.Close()
+		trace = f
+		log.Info("tracing ACP messages", "file", cfg.Trace)
+	}
+	// Every ACP line passes the tap when it has something to do: the
+	// debug log of each message, the redacted trace.
+	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: wiretap.NewRedactor(cfg.APIKey), PID: os.Getpid()})
+	if tap.Active() {
+		stdin, stdout = tap.Reader(stdin), tap.Writer(stdout)
+	}
 	return serve(cfg, stdin, stdout, stderr, log)
 }
 

@@ -198,9 +198,11 @@ func TestProcessSIGTERM(t *testing.T) {
 	}
 }
 
-// TestVersionAndHelp checks --version and --help.
+// TestVersionAndHelp (issue 13, item 14): `version` and `help` work
+// like --version and --help; the help asked for goes to stdout and exits
+// 0; a bad flag prints the usage to stderr and exits 2.
 func TestVersionAndHelp(t *testing.T) {
-	for _, args := range [][]string{{"--version"}, {"version"}, {"--sandbox", "off", "--version"}} {
+	for _, args := range [][]string{{"--version"}, {"version"}, {"--sandbox", "off", "--version"}, {"version", "--sandbox", "off"}} {
 		out, err := exec.Command(binary(t), args...).Output()
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		if err != nil || len(lines) != 3 || lines[0] != "dsh-acp "+version ||
@@ -208,22 +210,31 @@ func TestVersionAndHelp(t *testing.T) {
 			t.Errorf("%v = %q, %v", args, out, err)
 			continue
 		}
-		if args[0] == "--sandbox" && lines[1] != "sandbox: off" {
+		if len(args) > 1 && lines[1] != "sandbox: off" {
 			t.Errorf("%v: %q, want sandbox: off", args, lines[1])
 		}
 	}
-	cmd := exec.Command(binary(t), "--help")
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		cmd := exec.Command(binary(t), args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		if err != nil || stderr.Len() != 0 {
+			t.Errorf("%v: err %v, stderr %q (must stay empty)", args, err, stderr.String())
+		}
+		for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-thinking", "-context-window", "-prices", "-trace", "-version", "DSH_API_KEY", "DSH_TRACE", "dsh-acp help"} {
+			if !strings.Contains(string(stdout), flag) {
+				t.Errorf("%v does not mention %s", args, flag)
+			}
+		}
+	}
+	cmd := exec.Command(binary(t), "--no-such-flag")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
-	if err != nil || len(stdout) != 0 {
-		t.Errorf("--help: err %v, stdout %q (must stay empty)", err, stdout)
-	}
-	for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-version", "DSH_API_KEY",
-		"-thinking", "-context-window", "-prices"} {
-		if !strings.Contains(stderr.String(), flag) {
-			t.Errorf("--help does not mention %s", flag)
-		}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || len(stdout) != 0 ||
+		!strings.Contains(stderr.String(), "flag provided but not defined") || !strings.Contains(stderr.String(), "-trace") {
+		t.Errorf("a bad flag: %v, stdout %q, stderr %q", err, stdout, stderr.String())
 	}
 	if err := exec.Command(binary(t), "--max-steps", "0").Run(); err == nil {
 		t.Error("--max-steps 0 was accepted")

@@ -68,7 +68,7 @@ var rules = map[string]rule{
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
-	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "internal/acpclient", "internal/diffcmd"}},
+	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "internal/acpclient", "internal/diffcmd", "internal/wiretap"}},
 	// The command sandbox knows no tool; its helper and process reader
 	// take only the standard library, so that the helper starts before
 	// the heavy packages initialize.
@@ -89,7 +89,9 @@ var rules = map[string]rule{
 	"internal/exhaustive/cmd/exhaustive": {ours: []string{"internal/exhaustive"}, external: []string{"golang.org/x/tools/go/analysis"}},
 	"internal/layering":                  {},
 	"internal/unpriv":                    {},
-	"interop":                            {},
+	// The debug log and trace of the ACP lines on the pipes: stdlib only.
+	"internal/wiretap": {},
+	"interop":          {},
 }
 
 // TestImportRules checks every package's non-test files against rules.

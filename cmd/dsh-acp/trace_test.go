@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+)
+
+// TestDebugLogAndTrace (issue 13, item 14): through the real binary,
+// --log-level debug logs one line per ACP message with its direction,
+// kind, method, id and size and nothing of its contents; --trace (here
+// DSH_TRACE) writes every message both ways, in order, with the API key
+// and other secrets redacted: in the prompt, in an MCP server's env, in
+// a command's output. What the agent writes stays schema-valid and is
+// traced byte for byte, up to the redactions.
+func TestDebugLogAndTrace(t *testing.T) {
+	const apiKey = "unshapedapikeyvalue42"
+	const ghToken = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+	cwd := t.TempDir()
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls(bashCall(map[string]any{"command": "echo key=$DSH_API_KEY; echo " + ghToken, "description": "Leak"})),
+		e2etest.Text(nil, []string{"Done."}, "stop"))
+	cmd := exec.Command(binary(t), "--replay", rec, "--mode", "bypassPermissions", "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+t.TempDir(), "DSH_API_KEY="+apiKey, "DEEPSEEK_API_KEY=", "DSH_TRACE="+tracePath)
+	p := startCmd(t, cmd)
+	requests := map[string]string{"1": "initialize", "2": "session/new", "3": "session/prompt"}
+	p.send(t, initLine)
+	var out [][]byte
+	out = append(out, p.next(t))
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[{"name":"gh","command":"gh-mcp","args":[],"env":[{"name":"GITHUB_TOKEN","value":"`+ghToken+`"}]}]}}`)
+	l := p.next(t)
+	out = append(out, l)
+	var ns struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(l, &ns); err != nil || ns.Result.SessionID == "" {
+		t.Fatalf("session/new answered %s", l)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"my key is `+apiKey+`, run the command"}]}}`)
+	for {
+		l := p.next(t)
+		out = append(out, l)
+		if strings.Contains(string(l), `"id":3,`) || strings.HasPrefix(string(l), `{"id":3`) {
+			break
+		}
+	}
+	p.stdin.Close()
+	if code, _ := p.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+
+	v := acptest.Load(t)
+	for _, l := range out {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(l, &m)
+		if err := v.Validate(l, requests[string(m.ID)]); err != nil {
+			t.Errorf("schema: %v\n%s", err, l)
+		}
+	}
+	// The key reaches the agent's output (the session title quotes the
+	// prompt; commands do not get it in their environment), the token
+	// too (the command prints it).
+	if all := string(joinLines(out)); !strings.Contains(all, apiKey) || !strings.Contains(all, `"rawOutput":"key=\n`+ghToken) || strings.Contains(all, "key="+apiKey) {
+		t.Fatalf("the secrets are not where the test expects them:\n%s", all)
+	}
+
+	// The debug log: one record per message, no contents.
+	stderr := p.stderr.String()
+	rec1 := regexp.MustCompile(`msg="acp message" dir=(in|out) kind=(\w+)(?: method=(\S+))?(?: id=(\S+))? bytes=(\d+)`)
+	recs := rec1.FindAllStringSubmatch(stderr, -1)
+	if len(recs) < 3+len(out) {
+		t.Errorf("%d message records for %d messages in and %d out:\n%s", len(recs), 3, len(out), stderr)
+	}
+	for _, want := range []string{
+		`dir=in kind=request method=initialize id=1 bytes=` + itoa(len(initLine)),
+		`dir=out kind=response method=initialize id=1 bytes=`,
+		`dir=in kind=request method=session/prompt id=3`,
+		`dir=out kind=notification method=session/update bytes=`,
+		`dir=out kind=response method=session/prompt id=3`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the debug log lacks %q", want)
+		}
+	}
+	for _, secret := range []string{apiKey, ghToken, "run the command", "gh-mcp"} {
+		if strings.Contains(stderr, secret) {
+			t.Errorf("the debug log shows %q", secret)
+		}
+	}
+
+	// The trace: every message, both ways, redacted.
+	f, err := os.Open(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fi, _ := f.Stat(); fi.Mode().Perm() != 0o600 {
+		t.Errorf("trace mode %o, want 600", fi.Mode().Perm())
+	}
+	var ins, outs []json.RawMessage
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var tl struct {
+			Time    string          `json:"time"`
+			PID     int             `json:"pid"`
+			Dir     string          `json:"dir"`
+			Bytes   int             `json:"bytes"`
+			Message json.RawMessage `json:"message"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &tl); err != nil || tl.Time == "" || tl.PID == 0 || tl.Message == nil {
+			t.Fatalf("trace line %s: %v", sc.Bytes(), err)
+		}
+		if strings.Contains(sc.Text(), apiKey) || strings.Contains(sc.Text(), ghToken) {
+			t.Errorf("the trace holds a secret: %s", sc.Bytes())
+		}
+		if tl.Dir == "in" {
+			ins = append(ins, tl.Message)
+		} else {
+			outs = append(outs, tl.Message)
+		}
+	}
+	if len(ins) != 3 || len(outs) != len(out) {
+		t.Fatalf("traced %d in and %d out, want 3 and %d", len(ins), len(outs), len(out))
+	}
+	redactions := 0
+	for i, l := range out {
+		want := strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(string(l)), apiKey, "[REDACTED]"), ghToken, "[REDACTED]")
+		redactions += strings.Count(string(l), apiKey) + strings.Count(string(l), ghToken)
+		if got := string(outs[i]); got != want {
+			t.Errorf("traced out %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	if redactions == 0 {
+		t.Error("nothing the agent wrote needed redacting")
+	}
+	if !strings.Contains(string(ins[1]), `{"name":"GITHUB_TOKEN","value":"[REDACTED]"}`) || !strings.Contains(string(ins[2]), "my key is [REDACTED], run the command") {
+		t.Errorf("traced in:\n%s\n%s", ins[1], ins[2])
+	}
+}
+
+func joinLines(ls [][]byte) []byte {
+	var b []byte
+	for _, l := range ls {
+		b = append(b, l...)
+	}
+	return b
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

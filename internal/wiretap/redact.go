@@ -1,0 +1,355 @@
+package wiretap
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Redacted replaces every secret in a trace.
+const Redacted = "[REDACTED]"
+
+// Redactor removes secrets from ACP messages before they are traced.
+// The rule, applied to every JSON string (member names and values) and
+// to lines that are not JSON:
+//
+//  1. Each of the known secrets (the API key), wherever it occurs.
+//     Secrets shorter than 8 bytes are ignored (they would redact words).
+//  2. A string value, or each string of an array value, of a member whose
+//     name looks secret: one of its words (split at case changes, "_",
+//     "-", "." and spaces) is key, apikey, token, secret, password,
+//     passwd, pwd, passphrase, credential(s), auth, authorization, cookie
+//     or bearer ("apiKey", "GITHUB_TOKEN", "X-Api-Key"; not "tokens",
+//     "monkey", "sessionId").
+//  3. The "value" string of an object whose "name" string looks secret by
+//     the same rule: ACP's environment variables and HTTP headers of MCP
+//     servers ({"name": "GITHUB_TOKEN", "value": "…"}).
+//  4. Text that looks like a secret: an Authorization scheme's credentials
+//     ("Bearer …", "Authorization: Basic …"), well-known token shapes (sk-…, ghp_…,
+//     github_pat_…, glpat-…, xox?-…, AKIA…, AIza…, JWTs), the password of a
+//     URL's user info (scheme://user:…@), a PEM private key block, and
+//     the value (6 or more characters, not a $reference) of an
+//     assignment whose name looks secret by the rule of 2
+//     (DSH_API_KEY=…, "password": …, token: …; not key=$DSH_API_KEY).
+//
+// Structure, member order, numbers and everything else are kept, so a
+// trace still shows what happened. The zero value redacts by 2 to 4.
+type Redactor struct {
+	secrets []string
+}
+
+// NewRedactor returns a Redactor that also removes each of secrets.
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= 8 {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	return r
+}
+
+// Message returns the JSON message line with its secrets redacted
+// (compact, member order kept), and ok false when line is not one JSON
+// value (then use Text).
+func (r *Redactor) Message(line []byte) (json.RawMessage, bool) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	n, err := decodeNode(d, 0)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := d.Token(); err == nil {
+		return nil, false // more than one value
+	}
+	r.walk(n, "")
+	var b bytes.Buffer
+	n.encode(&b)
+	return b.Bytes(), true
+}
+
+// Text returns s with the secrets of rules 1 and 4 redacted. Each
+// pattern runs only on text that holds its fixed part, so plain text
+// costs a few substring searches.
+func (r *Redactor) Text(s string) string {
+	for _, sec := range r.secrets {
+		s = strings.ReplaceAll(s, sec, Redacted)
+	}
+	if strings.Contains(s, "PRIVATE KEY-----") {
+		s = pemBlock.ReplaceAllString(s, "${1}"+Redacted+"${2}")
+	}
+	if lower := strings.ToLower(s); strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
+		s = authScheme.ReplaceAllString(s, "${1} "+Redacted)
+	}
+	for _, p := range tokenPrefixes {
+		if strings.Contains(s, p) {
+			s = tokenShape.ReplaceAllString(s, Redacted)
+			break
+		}
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = urlPassword.ReplaceAllString(s, "${1}:"+Redacted+"@")
+	}
+	return redactAssignments(s)
+}
+
+var (
+	pemBlock   = regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)`)
+	authScheme = regexp.MustCompile(`(?i)(\bbearer|authorization:\s*basic)\s+[A-Za-z0-9._~+/=-]{8,}`)
+	tokenShape = regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
+	// tokenPrefixes are the fixed starts of tokenShape's shapes.
+	tokenPrefixes = []string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "AIza", "eyJ"}
+	urlPassword   = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+):[^/\s@"']+@`)
+)
+
+// minAssignedSecret is the shortest assigned value redacted.
+const minAssignedSecret = 6
+
+// redactAssignments redacts the value of each `name=value` or
+// `name: value` (the name optionally quoted, the value optionally
+// quoted) whose name looks secret: a value of minAssignedSecret or more
+// characters up to a space, quote, comma or semicolon, unless it is a
+// $reference or already redacted.
+func redactAssignments(s string) string {
+	var b strings.Builder
+	last := 0 // s[:last] is in b
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' && s[i] != ':' {
+			continue
+		}
+		// The name: identifier characters before i, past an optional
+		// closing quote and spaces.
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		if j > 0 && s[j-1] == '"' {
+			j--
+		}
+		end := j
+		for j > 0 && nameByte(s[j-1]) {
+			j--
+		}
+		if j == end || !(isLetter(s[j]) || s[j] == '_') || !secretName(s[j:end]) {
+			continue
+		}
+		// The value: after spaces and an optional quote.
+		k := i + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+			k++
+		}
+		v := k
+		for v < len(s) && !strings.ContainsRune(" \t\r\n\"',;", rune(s[v])) {
+			v++
+		}
+		val := s[k:v]
+		if len(val) < minAssignedSecret || val[0] == '$' || strings.HasPrefix(val, Redacted) {
+			continue
+		}
+		b.WriteString(s[last:k])
+		b.WriteString(Redacted)
+		last, i = v, v-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func nameByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// secretWords are the words of a secret-looking name.
+var secretWords = map[string]bool{
+	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
+	"pwd": true, "passphrase": true, "credential": true, "credentials": true, "auth": true,
+	"authorization": true, "cookie": true, "bearer": true,
+}
+
+// secretName reports whether a member, variable or header name looks
+// secret (rule 2 of Redactor).
+func secretName(name string) bool {
+	var word []rune
+	prevLower := false
+	check := func() bool {
+		ok := secretWords[strings.ToLower(string(word))]
+		word = word[:0]
+		return ok
+	}
+	for _, c := range name {
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			if check() {
+				return true
+			}
+			prevLower = false
+			continue
+		case unicode.IsUpper(c) && prevLower:
+			if check() {
+				return true
+			}
+		}
+		word = append(word, c)
+		prevLower = unicode.IsLower(c) || unicode.IsDigit(c)
+	}
+	return check()
+}
+
+// walk redacts n in place; name is the member name n is the value of.
+func (r *Redactor) walk(n *node, name string) {
+	secret := name != "" && secretName(name)
+	switch n.kind {
+	case kindString:
+		if secret {
+			n.str = Redacted
+		} else {
+			n.str = r.Text(n.str)
+		}
+	case kindArray:
+		for _, v := range n.vals {
+			if v.kind == kindString && secret {
+				v.str = Redacted
+				continue
+			}
+			r.walk(v, "")
+		}
+	case kindObject:
+		nameSecret := false
+		for i, k := range n.keys {
+			if k == "name" && n.vals[i].kind == kindString && secretName(n.vals[i].str) {
+				nameSecret = true
+			}
+		}
+		for i, k := range n.keys {
+			n.keys[i] = r.Text(k)
+			if nameSecret && k == "value" && n.vals[i].kind == kindString {
+				n.vals[i].str = Redacted
+				continue
+			}
+			r.walk(n.vals[i], k)
+		}
+	}
+}
+
+// node is a JSON value decoded with its member order.
+type node struct {
+	kind byte
+	keys []string // objects
+	vals []*node  // objects (one per key) and arrays
+	str  string   // strings
+	lit  string   // numbers, true, false, null as written
+}
+
+const (
+	kindString byte = iota
+	kindLiteral
+	kindArray
+	kindObject
+)
+
+// maxDepth bounds the nesting decodeNode follows.
+const maxDepth = 1000
+
+var errDepth = &json.UnsupportedValueError{Str: "nested too deeply"}
+
+func decodeNode(d *json.Decoder, depth int) (*node, error) {
+	if depth > maxDepth {
+		return nil, errDepth
+	}
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n := &node{kind: kindObject}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeNode(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.keys, n.vals = append(n.keys, k), append(n.vals, v)
+			}
+			_, err := d.Token()
+			return n, err
+		case '[':
+			n := &node{kind: kindArray}
+			for d.More() {
+				v, err := decodeNode(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.vals = append(n.vals, v)
+			}
+			_, err := d.Token()
+			return n, err
+		}
+		return nil, &json.SyntaxError{}
+	case string:
+		return &node{kind: kindString, str: t}, nil
+	case json.Number:
+		return &node{kind: kindLiteral, lit: t.String()}, nil
+	case bool:
+		if t {
+			return &node{kind: kindLiteral, lit: "true"}, nil
+		}
+		return &node{kind: kindLiteral, lit: "false"}, nil
+	case nil:
+		return &node{kind: kindLiteral, lit: "null"}, nil
+	}
+	return nil, &json.SyntaxError{}
+}
+
+func (n *node) encode(b *bytes.Buffer) {
+	switch n.kind {
+	case kindString:
+		writeString(b, n.str)
+	case kindLiteral:
+		b.WriteString(n.lit)
+	case kindArray:
+		b.WriteByte('[')
+		for i, v := range n.vals {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			v.encode(b)
+		}
+		b.WriteByte(']')
+	case kindObject:
+		b.WriteByte('{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			n.vals[i].encode(b)
+		}
+		b.WriteByte('}')
+	}
+}
+
+// writeString writes s as a JSON string, without HTML escaping.
+func writeString(b *bytes.Buffer, s string) {
+	var tmp bytes.Buffer
+	e := json.NewEncoder(&tmp)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(s)
+	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
+}
