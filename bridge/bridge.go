@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -379,8 +380,15 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 		return nil, b.notHere(p.SessionID)
 	}
 	if log := s.agent.Store.Log(); log != nil {
-		if err := lockedError(s.id, log.Err()); err != nil {
-			return nil, err
+		// A session only created here holds no lock: another process may
+		// have taken it over since.
+		err := log.Claim()
+		if le := lockedError(s.id, err); le != nil {
+			return nil, le
+		}
+		if errors.Is(err, session.ErrContinued) {
+			return nil, &acp.Error{Code: acp.CodeInternalError, Data: map[string]any{"reason": "LOG_CONTINUED"},
+				Message: fmt.Sprintf("Internal error: session %s was continued by another process; load it again to go on here", s.id)}
 		}
 	}
 	if b.loads.busy(p.SessionID) {

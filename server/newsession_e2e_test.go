@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -11,11 +14,11 @@ import (
 
 // TestNewSessionInAnotherProcessE2E (issue 13, item 13): a session
 // created by one agent is on disk when session/new answers, while that
-// agent still runs: a second agent on the same state directory (a client
-// that creates sessions in one process and prompts them from another, as
-// acpx does) lists it, loads it and prompts it; the first agent, asked
-// to prompt it afterwards, does not write into the log the second now
-// owns.
+// agent still runs (holding no lock for it): a second agent on the same
+// state directory (a client that creates sessions in one process and
+// prompts them from another, as acpx does) lists it, loads it and
+// prompts it; the first agent, asked to prompt it afterwards, refuses
+// and leaves the log the second now owns alone.
 func TestNewSessionInAnotherProcessE2E(t *testing.T) {
 	t.Parallel()
 	state, cwd := t.TempDir(), t.TempDir()
@@ -43,25 +46,38 @@ func TestNewSessionInAnotherProcessE2E(t *testing.T) {
 	if stop, err := h2.prompt(sid, "hello"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt in the second agent = %q, %v", stop, err)
 	}
-	h2.stop()
 	ld, err = session.ReadLog(path)
 	if err != nil || ld.NeedsRepair() {
 		t.Fatalf("log after the second agent's turn: %v", err)
 	}
-	n := len(ld.Events)
-	if n == 0 || joinedUser(ld.Events) != "hello" {
+	if n := len(ld.Events); n == 0 || joinedUser(ld.Events) != "hello" {
 		t.Fatalf("the second agent's turn is not logged: %d events", n)
 	}
 	before, _ := os.ReadFile(path)
-	// The first agent still has the session; its turn goes on in memory
-	// and leaves the second agent's log as it was.
-	if stop, err := h1.prompt(sid, "again"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt in the first agent = %q, %v", stop, err)
+	// The first agent still has the session: while the second holds it,
+	// a prompt there is refused as locked; once the second closed it, as
+	// continued elsewhere. Nothing runs, the log is left as it is.
+	wantRefused := func(reason string) {
+		t.Helper()
+		_, err := h1.prompt(sid, "again")
+		var e *acp.Error
+		if !errors.As(err, &e) || e.Code != acp.CodeInternalError || !strings.Contains(string(mustJSON(e.Data)), `"reason":"`+reason+`"`) {
+			t.Errorf("prompt in the first agent: %v, want -32603 %s", err, reason)
+		}
 	}
+	wantRefused("LOG_LOCKED")
+	h2.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	wantRefused("LOG_CONTINUED")
 	h1.stop()
+	h2.stop()
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Errorf("the first agent wrote into the log the second one continued")
 	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func joinedUser(events []session.Event) string {

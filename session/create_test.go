@@ -1,10 +1,10 @@
 package session
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -74,11 +74,38 @@ func TestLogCreate(t *testing.T) {
 	}
 	theirs.Close()
 	before, _ := os.ReadFile(path2)
-	if err := mine.Append(events[0]); err == nil || !strings.Contains(err.Error(), "written by another process") {
+	if err := mine.Append(events[0]); !errors.Is(err, ErrContinued) {
 		t.Errorf("Append after another writer: %v", err)
 	}
 	if after, _ := os.ReadFile(path2); string(after) != string(before) {
 		t.Error("the other process's log was changed")
+	}
+
+	// Claim: refused while another holds the lock (not sticky), then it
+	// reopens; after another process continued the log, refused for good.
+	path3 := LogPath(root, "/w", "sess_e")
+	third := NewLog(path3, NewHeader("sess_e", "/w", 1))
+	if err := third.Create(); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := Acquire(path3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LockedError
+	if err := third.Claim(); !errors.As(err, &le) || third.Err() != nil {
+		t.Errorf("Claim while held: %v (sticky %v)", err, third.Err())
+	}
+	holder.Release()
+	if err := third.Claim(); err != nil || third.f == nil {
+		t.Fatalf("Claim once released: %v", err)
+	}
+	if err := third.Append(events[0]); err != nil {
+		t.Fatal(err)
+	}
+	third.Close()
+	if err := mine.Claim(); !errors.Is(err, ErrContinued) || !errors.Is(mine.Err(), ErrContinued) {
+		t.Errorf("Claim of a continued log: %v (sticky %v)", err, mine.Err())
 	}
 
 	// A state directory that cannot be written: a sticky error.

@@ -229,6 +229,32 @@ func (l *Log) Create() error {
 	return l.err
 }
 
+// ErrContinued says another process appended to a log this one created
+// (Create) and had not reopened yet: the session goes on there.
+var ErrContinued = errors.New("another process continued this session since it was created here")
+
+// Claim makes the Log ready to append: after Create it reopens the file
+// and takes the log's Lock again (nothing to do while the file is open,
+// or before it exists). Call it before a turn, so that a session another
+// process took over meanwhile is refused before anything runs. Errors: a
+// *LockedError (wrapped) while another process holds the log (not
+// sticky: a later Claim may succeed once it lets go); ErrContinued
+// (wrapped) when another process appended to it since Create, and any
+// other failure, sticky as Append's; the sticky error, if any.
+func (l *Log) Claim() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil || l.closed || l.f != nil || !l.created {
+		return l.err
+	}
+	err := l.open()
+	var le *LockedError
+	if !errors.As(err, &le) {
+		l.err = err
+	}
+	return err
+}
+
 // open opens the file for appending (l.f), holding the log's Lock
 // (l.lock): a new file (O_EXCL, in a folder made if needed), or, after
 // Create, the file it wrote, which must still hold exactly what this Log
@@ -253,7 +279,7 @@ func (l *Log) open() error {
 			err = fmt.Errorf("session: reopening the log: %w", err)
 		} else if st, serr := f.Stat(); serr != nil || st.Size() != l.size {
 			f.Close()
-			err = fmt.Errorf("session: the log %s was written by another process since this one created it", l.path)
+			err = fmt.Errorf("session: the log %s: %w", l.path, ErrContinued)
 		}
 	} else {
 		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
