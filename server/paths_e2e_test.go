@@ -11,8 +11,8 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
-// finalCard is the last update of call id that ends it, as JSON members.
-func finalCard(t *testing.T, h *harness, id string) map[string]json.RawMessage {
+// finalWire is the last update of call id that ends it, as JSON members.
+func finalWire(t *testing.T, h *harness, id string) map[string]json.RawMessage {
 	t.Helper()
 	var last map[string]json.RawMessage
 	for _, l := range h.tr.Lines() {
@@ -68,15 +68,15 @@ func TestReadPathsE2E(t *testing.T) {
 	}
 	checkToolCallsEnd(t, h.sessionUpdates())
 	for _, id := range []string{"call_00_0", "call_01_0"} {
-		u := finalCard(t, h, id)
+		u := finalWire(t, h, id)
 		if str(u["status"]) != "failed" || string(u["locations"]) != "[]" {
 			t.Errorf("%s ended %s with locations %s, want failed and []", id, u["status"], u["locations"])
 		}
 	}
-	if u := finalCard(t, h, "call_03_0"); str(u["status"]) != "completed" || u["locations"] != nil {
+	if u := finalWire(t, h, "call_03_0"); str(u["status"]) != "completed" || u["locations"] != nil {
 		t.Errorf("a read that worked changed its locations: %s", u["locations"])
 	}
-	if u := finalCard(t, h, "call_02_0"); str(u["status"]) != "completed" {
+	if u := finalWire(t, h, "call_02_0"); str(u["status"]) != "completed" {
 		t.Errorf("the outside read ended %s", u["status"])
 	}
 	titles := 0
