@@ -194,11 +194,15 @@ func (l *Log) AppendAll(evs []Event) error {
 // Create writes the log's file with its header line now, so that the
 // session is listed, and can be loaded by another process, from the
 // moment it exists (issue 13, item 13: a client that creates a session
-// in one process and prompts it from another), and closes the file
-// again and releases its Lock, so this process holds nothing (neither
-// the file nor the lock) for a session it may never use; the first
-// Append reopens it. Once the file exists (Create or
-// Append ran), Create does nothing. Errors are sticky, as Append's.
+// in one process and prompts it from another), and closes it again, so
+// this process holds nothing for a session it may never use; the first
+// Append (or Claim) reopens it and takes the log's Lock. Create itself
+// takes no lock: it makes a file that did not exist (O_EXCL) for an id
+// nobody else knows yet, and a lock held and let go at once could stay
+// held by a command this process is starting meanwhile (a forked child
+// keeps a copy of the lock's descriptor until it execs). Once the file
+// exists (Create or Append ran), Create does nothing. Errors are sticky,
+// as Append's.
 func (l *Log) Create() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -210,23 +214,37 @@ func (l *Log) Create() error {
 		l.err = fmt.Errorf("session: encoding the log header: %w", err)
 		return l.err
 	}
-	if l.err = l.open(); l.err != nil {
+	f, err := l.createFile()
+	if err != nil {
+		l.err = err
 		return l.err
 	}
-	n, err := l.f.Write(l.buf.Bytes())
+	n, err := f.Write(l.buf.Bytes())
 	l.size += int64(n)
 	if err == nil {
-		err = l.f.Sync()
+		err = f.Sync()
 	}
-	if cerr := l.f.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	_ = l.lock.Release()
-	l.f, l.lock, l.created = nil, nil, true
+	l.created = true
 	if err != nil {
 		l.err = fmt.Errorf("session: writing the log %s: %w", l.path, err)
 	}
 	return l.err
+}
+
+// createFile creates the log's file, which must not exist, for
+// appending, in a folder made if needed.
+func (l *Log) createFile() (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(l.path), dirPerm); err != nil {
+		return nil, fmt.Errorf("session: creating the log folder: %w", err)
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+	if err != nil {
+		return nil, fmt.Errorf("session: creating the log: %w", err)
+	}
+	return f, nil
 }
 
 // ErrContinued says another process appended to a log this one created
@@ -282,10 +300,7 @@ func (l *Log) open() error {
 			err = fmt.Errorf("session: the log %s: %w", l.path, ErrContinued)
 		}
 	} else {
-		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
-		if err != nil {
-			err = fmt.Errorf("session: creating the log: %w", err)
-		}
+		f, err = l.createFile()
 	}
 	if err != nil {
 		_ = lock.Release()
