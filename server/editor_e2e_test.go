@@ -170,7 +170,8 @@ const (
 // read shows the disk with a note; the edit then applies to the disk's
 // text, through the editor. The disk ends with both changes.
 func TestEditorLagE2E(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs a command, and another test's shutdown
+	// (sandbox.KillAdopted) may kill a sandbox helper it did not register yet.
 	ed := &bufEditor{lag: true}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"a.txt": "x=1\ny=1\n"}, nil,
 		[2]string{"read", `{"file_path":"a.txt"}`},
@@ -180,6 +181,7 @@ func TestEditorLagE2E(t *testing.T) {
 		[2]string{"edit", `{"file_path":"a.txt","old_string":"y=1","new_string":"y=2"}`})
 	p := filepath.Join(r.h.cwd, "a.txt")
 	r.want(t, 0, acp.StatusCompleted, "1: x=1")
+	r.want(t, 1, acp.StatusCompleted)
 	r.want(t, 2, acp.StatusFailed, `Error: cannot edit "`+p+`": file changed since it was read`)
 	r.want(t, 3, acp.StatusCompleted, "1: x=2\n2: y=1", noteLagging)
 	r.want(t, 4, acp.StatusCompleted, "has been updated successfully")
@@ -214,7 +216,8 @@ func TestEditorUnsavedE2E(t *testing.T) {
 // command changes the disk too: the read shows the buffer and says so,
 // the edit is refused, and neither the disk nor the buffer is touched.
 func TestEditorBothChangedE2E(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs a command, and another test's shutdown
+	// (sandbox.KillAdopted) may kill a sandbox helper it did not register yet.
 	ed := &bufEditor{lag: true}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"b.txt": "base\n"}, map[string]string{"b.txt": "base\nmine\n"},
 		[2]string{"read", `{"file_path":"b.txt"}`},
@@ -223,6 +226,7 @@ func TestEditorBothChangedE2E(t *testing.T) {
 		[2]string{"edit", `{"file_path":"b.txt","old_string":"mine","new_string":"ours"}`})
 	p := filepath.Join(r.h.cwd, "b.txt")
 	r.want(t, 0, acp.StatusCompleted, "2: mine", noteUnsaved)
+	r.want(t, 1, acp.StatusCompleted)
 	r.want(t, 2, acp.StatusCompleted, "2: mine", noteConflict)
 	r.want(t, 3, acp.StatusFailed, `Error: cannot edit "`+p+`": the editor's buffer and the file on disk both changed since it was read; read it again first`)
 	if got := r.disk(t, "b.txt"); got != "base\nshell\n" {
