@@ -118,7 +118,7 @@ func executeWrite(ctx context.Context, ex *tools.Exec, a WriteArgs) (tools.Outpu
 	if reformatted(content, stored) {
 		body += "\n" + reformatNote
 	}
-	if cur.editor == nil && !same && peekAfterWrite(ctx, peekFor(ex.Session, f, cur.info), f, cur.disk, stored) {
+	if cur.editor == nil && cur.info != nil && !same && peekAfterWrite(ctx, peekFor(ex.Session, f, cur.info), f, cur.disk, stored) {
 		body += "\n" + peekWriteNote
 	}
 	return tools.Output{Content: []tools.Content{tools.Text(envelope(f.display, body))}, Meta: marshalMeta(m)}, nil
