@@ -74,7 +74,7 @@ func (f *bufEditor) calls() string {
 type editorRun struct {
 	h     *harness
 	mb    *modelBodies
-	steps int
+	steps [][2]string
 }
 
 // runEditorTurn writes files into a fresh workspace, sets the editor's
@@ -84,7 +84,7 @@ func runEditorTurn(t *testing.T, caps map[string]any, ed *bufEditor, files, buff
 	t.Helper()
 	var answers []string
 	for i, s := range steps {
-		answers = append(answers, stepSSE(pad2(i), s[0], s[1]))
+		answers = append(answers, e2etest.ToolCallsAt(i, s))
 	}
 	f, mb := scriptedModel(t, append(answers, e2etest.Text(nil, []string{"Done."}, "stop"))...)
 	h := newHarness(t, harnessOpts{model: f.client("k")})
@@ -105,14 +105,19 @@ func runEditorTurn(t *testing.T, caps map[string]any, ed *bufEditor, files, buff
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
 	checkToolCallsEnd(t, h.sessionUpdates())
-	return &editorRun{h: h, mb: mb, steps: len(steps)}
+	return &editorRun{h: h, mb: mb, steps: steps}
 }
 
-// result is what step i's call (call_<ii>_0) ended with: its final status
+// id is the tool call id of step i's one call.
+func (r *editorRun) id(i int) string {
+	return e2etest.CallID(i, 0, r.steps[i][0], r.steps[i][1])
+}
+
+// result is what step i's call (r.id(i)) ended with: its final status
 // and the text the model got.
 func (r *editorRun) result(t *testing.T, i int) (acp.ToolCallStatus, string) {
 	t.Helper()
-	id := "call_" + pad2(i) + "_0"
+	id := r.id(i)
 	var status acp.ToolCallStatus
 	for _, u := range r.h.sessionUpdates() {
 		if c, ok := toolCard(u); ok && c.ToolCallID == id && (c.Status == acp.StatusCompleted || c.Status == acp.StatusFailed) {
@@ -295,7 +300,7 @@ func TestEditorRefusalE2E(t *testing.T) {
 	r.want(t, 1, acp.StatusFailed, want)
 	var card string
 	for _, u := range r.h.sessionUpdates() {
-		if c, ok := toolCard(u); ok && c.ToolCallID == "call_01_0" && c.Status == acp.StatusFailed {
+		if c, ok := toolCard(u); ok && c.ToolCallID == r.id(1) && c.Status == acp.StatusFailed {
 			for _, item := range c.Content {
 				if tc, ok := item.(acp.Content); ok {
 					card += tc.Content.Text

@@ -53,12 +53,18 @@ func TestReadPathsE2E(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := e2etest.Replay(t,
-		stepSSE("00", "read", `{"file_path":"g.md:1-20"}`),
-		stepSSE("01", "read", `{"file_path":"file://`+cwd+`/g.md"}`),
-		stepSSE("02", "read", `{"file_path":"../notes.txt"}`),
-		stepSSE("03", "read", `{"file_path":"g.md"}`),
-		e2etest.Text(nil, []string{"Done."}, "stop"))
+	steps := [][2]string{
+		{"read", `{"file_path":"g.md:1-20"}`},
+		{"read", `{"file_path":"file://` + cwd + `/g.md"}`},
+		{"read", `{"file_path":"../notes.txt"}`},
+		{"read", `{"file_path":"g.md"}`},
+	}
+	var bodies []string
+	for i, s := range steps {
+		bodies = append(bodies, e2etest.ToolCallsAt(i, s))
+	}
+	rec := e2etest.Replay(t, append(bodies, e2etest.Text(nil, []string{"Done."}, "stop"))...)
+	id := func(i int) string { return e2etest.CallID(i, 0, steps[i][0], steps[i][1]) }
 	h := newHarness(t, harnessOpts{replay: rec, cwd: cwd})
 	pc := &permissionClient{outcome: "allow-once"}
 	h.client.OnRequest = pc.handle
@@ -67,21 +73,21 @@ func TestReadPathsE2E(t *testing.T) {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
 	checkToolCallsEnd(t, h.sessionUpdates())
-	for _, id := range []string{"call_00_0", "call_01_0"} {
+	for _, id := range []string{id(0), id(1)} {
 		u := finalWire(t, h, id)
 		if str(u["status"]) != "failed" || string(u["locations"]) != "[]" {
 			t.Errorf("%s ended %s with locations %s, want failed and []", id, u["status"], u["locations"])
 		}
 	}
-	if u := finalWire(t, h, "call_03_0"); str(u["status"]) != "completed" || u["locations"] != nil {
+	if u := finalWire(t, h, id(3)); str(u["status"]) != "completed" || u["locations"] != nil {
 		t.Errorf("a read that worked changed its locations: %s", u["locations"])
 	}
-	if u := finalWire(t, h, "call_02_0"); str(u["status"]) != "completed" {
+	if u := finalWire(t, h, id(2)); str(u["status"]) != "completed" {
 		t.Errorf("the outside read ended %s", u["status"])
 	}
 	titles := 0
 	for _, u := range h.sessionUpdates() {
-		if c, ok := toolCard(u); ok && c.ToolCallID == "call_02_0" && c.Title != nil && strings.HasPrefix(*c.Title, "Read ") {
+		if c, ok := toolCard(u); ok && c.ToolCallID == id(2) && c.Title != nil && strings.HasPrefix(*c.Title, "Read ") {
 			titles++
 			if *c.Title != "Read "+outside {
 				t.Errorf("title %q, want %q", *c.Title, "Read "+outside)

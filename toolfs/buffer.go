@@ -88,6 +88,8 @@ func bufferNote(st bufferState, seen bool) string {
 			return "(This is the editor's buffer; the file on disk differs and changed while commands ran, so either may be the newer. Edits are refused until you read the file again.)"
 		}
 		return "(This is the editor's buffer, which has unsaved changes; the file on disk changed too since you last read it. Edits are refused until you read the file again.)"
+	case bufClean:
+		return ""
 	}
 	return ""
 }
