@@ -96,9 +96,17 @@ func TestDebugLogAndTrace(t *testing.T) {
 			t.Errorf("the debug log lacks %q", want)
 		}
 	}
-	for _, secret := range []string{apiKey, ghToken, "run the command", "gh-mcp"} {
+	for _, secret := range []string{apiKey, ghToken, "run the command"} {
 		if strings.Contains(stderr, secret) {
-			t.Errorf("the debug log shows %q", secret)
+			t.Errorf("the debug log shows %q:\n%s", secret, stderr)
+		}
+	}
+	// The records of the messages hold no contents at all: not even the
+	// MCP server's command, which the warning that it did not start names
+	// (the bridge's own record, not the message's).
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, `msg="acp message"`) && strings.Contains(l, "gh-mcp") {
+			t.Errorf("a message record shows the MCP server's command: %s", l)
 		}
 	}
 
