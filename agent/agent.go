@@ -659,10 +659,15 @@ func modelError(err error) error {
 	switch le.Code {
 	case "NO_API_KEY":
 		te.Auth = true
-		te.Message = "No API key: set DSH_API_KEY (or DEEPSEEK_API_KEY) in the agent's environment."
+		te.Message = "No API key: run `dsh-acp login` in a terminal, or set DSH_API_KEY (or DEEPSEEK_API_KEY) in the agent's environment."
+		if le.Err != nil {
+			// The key source's own sentence (e.g. an unusable
+			// credentials file, named).
+			te.Message = le.Message
+		}
 	case "AUTH":
 		te.Auth = true
-		te.Message = fmt.Sprintf("The model endpoint rejected the API key (HTTP %d: %s); check DSH_API_KEY / DEEPSEEK_API_KEY.", le.Status, le.Message)
+		te.Message = fmt.Sprintf("The model endpoint rejected the API key (HTTP %d: %s); run `dsh-acp login` again, or check DSH_API_KEY / DEEPSEEK_API_KEY.", le.Status, le.Message)
 	default:
 		te.Message = le.Error()
 	}

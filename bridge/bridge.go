@@ -70,6 +70,9 @@ type Config struct {
 	// DefaultMCPWait (2 s), a negative value no wait.
 	MCPWait time.Duration
 	Log     *slog.Logger
+	// Auth is where the API key comes from, for initialize's authMethods,
+	// authenticate, logout and the check before each prompt (auth.go).
+	Auth Auth
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -198,6 +201,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 		b.caps = *p.ClientCapabilities
 	}
 	b.clientInfo = p.ClientInfo
+	caps := b.caps
 	b.mu.Unlock()
 	// The model list is asked for now, so that session/new rarely waits.
 	b.cfg.Models.Start()
@@ -206,16 +210,9 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
 			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
 			McpCapabilities:     mcpCapabilities()},
-		AuthMethods: []acp.AuthMethod{},
+		AuthMethods: b.authMethods(caps),
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
-}
-
-// Authenticate implements acp.Agent: this agent offers no auth methods
-// (the API key comes from the environment), so every method id is
-// unknown.
-func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
-	return acp.AuthenticateResponse{}, acp.InvalidParams("Invalid params: unknown authentication method %q (this agent needs none; set DSH_API_KEY)", p.MethodID)
 }
 
 // NewSession implements acp.Agent: a session in cwd (an existing
@@ -396,6 +393,11 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	}
 	content, err := promptContent(p.Prompt)
 	if err != nil {
+		return nil, err
+	}
+	// Without a key the prompt is refused before anything is logged: the
+	// editor shows its login banner and the same prompt can be sent again.
+	if err := b.checkAuth(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

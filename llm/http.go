@@ -32,10 +32,14 @@ var defaultHTTPClient = &http.Client{}
 
 // HTTP is the live client: it POSTs to {BaseURL}/chat/completions and
 // parses the event stream with ParseStream. The zero value of every field is
-// usable except APIKey. It is safe for concurrent use.
+// usable except APIKey (or KeyFunc). It is safe for concurrent use.
 type HTTP struct {
-	BaseURL   string // endpoint root without /chat/completions; "" means DefaultBaseURL
-	APIKey    string // sent as "Authorization: Bearer KEY"; never logged, recorded or put in errors
+	BaseURL string // endpoint root without /chat/completions; "" means DefaultBaseURL
+	APIKey  string // sent as "Authorization: Bearer KEY"; never logged, recorded or put in errors
+	// KeyFunc, when set, is asked for the key at every Stream call instead
+	// of APIKey (so a key stored while the agent runs is used at once); its
+	// error fails the call with NO_API_KEY, the error's text as Message.
+	KeyFunc   func() (string, error)
 	UserAgent string // "dsh-acp/<version>"; "" means DefaultUserAgent
 	// RecordDir, when set, receives DIR/NNN.request.json (the body sent) and
 	// DIR/NNN.sse (the response body as received, even when cut), NNN
@@ -62,7 +66,8 @@ type HTTP struct {
 // all, waiting Backoff(attempt) or the response's Retry-After (capped by
 // MaxRetryAfter); nothing is retried once a 2xx response has arrived.
 //
-// Errors (*Error): NO_API_KEY without a request when APIKey is empty;
+// Errors (*Error): NO_API_KEY without a request when APIKey is empty
+// (or KeyFunc fails);
 // AUTH, RATE_LIMIT, INVALID_REQUEST, SERVER or HTTP_<n> for a non-2xx status
 // (Message is the body's error.message, else "model endpoint error (HTTP n)");
 // CONNECTION when no response came; IDLE_TIMEOUT when the endpoint sent
@@ -72,9 +77,9 @@ type HTTP struct {
 // body; the ParseStream errors; CANCELLED (unwrapping to ctx.Err()) when
 // ctx ends, at once, whatever the idle timer.
 func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
-	if h.APIKey == "" {
-		return nil, &Error{Code: CodeNoAPIKey,
-			Message: "no API key for the model endpoint: set DSH_API_KEY (or DEEPSEEK_API_KEY)"}
+	h, err := h.withKey()
+	if err != nil {
+		return nil, err
 	}
 	body, err := MarshalRequest(req)
 	if err != nil {
@@ -91,6 +96,25 @@ func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 	}
 	return res, err
 }
+
+// withKey returns h with APIKey set from KeyFunc when there is one, or a
+// NO_API_KEY error when no key is known.
+func (h HTTP) withKey() (HTTP, error) {
+	if h.KeyFunc != nil {
+		k, err := h.KeyFunc()
+		if err != nil {
+			return h, &Error{Code: CodeNoAPIKey, Message: err.Error(), Err: err}
+		}
+		h.APIKey = k
+	}
+	if h.APIKey == "" {
+		return h, &Error{Code: CodeNoAPIKey, Message: NoKeyMessage}
+	}
+	return h, nil
+}
+
+// NoKeyMessage is the NO_API_KEY message when no key is configured.
+const NoKeyMessage = "no API key for the model endpoint: run `dsh-acp login`, or set DSH_API_KEY (or DEEPSEEK_API_KEY)"
 
 // stream runs the attempts.
 func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta func(Delta), onRetry func(Retry)) (*Response, error) {

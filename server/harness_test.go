@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/bridge"
 	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -54,7 +55,13 @@ type harnessOpts struct {
 	options func(*server.Options)
 	// mcpWait is Options.MCPWait.
 	mcpWait time.Duration
+	// auth replaces Options.Auth (nil: only testExecutable set).
+	auth *bridge.Auth
 }
+
+// testExecutable is the agent's path the login method names in the
+// goldens (the test binary's own path would change with every build).
+const testExecutable = "/usr/local/bin/dsh-acp"
 
 // testVersion is the agent version the harness serves; goldens show it
 // as {{version}}.
@@ -83,8 +90,13 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if stateDir == "" {
 		stateDir = t.TempDir()
 	}
+	auth := bridge.Auth{Command: testExecutable}
+	if o.auth != nil {
+		auth = *o.auth
+	}
 	opts := server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
-		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...), MCPWait: o.mcpWait}
+		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...), MCPWait: o.mcpWait,
+		Auth: auth}
 	if o.options != nil {
 		o.options(&opts)
 	}

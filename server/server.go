@@ -91,6 +91,11 @@ type Options struct {
 	// bridge.DefaultMCPWait (2 s), a negative value no wait. Servers not
 	// ready by then join the session when they are.
 	MCPWait time.Duration
+	// Auth is where the API key comes from: initialize's login method
+	// (always offered), authenticate, logout, and the check that answers
+	// a prompt without a key with -32000 (bridge.Auth; the zero value
+	// checks nothing, for replays and tests).
+	Auth bridge.Auth
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
@@ -186,6 +191,7 @@ func New(o Options) (*Server, error) {
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
+		Auth:             o.Auth,
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools
