@@ -12,9 +12,11 @@ require golang.org/x/text v0.14.0
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/charlievieth/fastwalk v1.0.14
+	github.com/creack/pty v1.1.24
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.45.0
 	golang.org/x/tools v0.51.0
 	mvdan.cc/sh/v3 v3.14.1
 )

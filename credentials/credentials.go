@@ -113,8 +113,12 @@ func (s Store) Load(baseURL string) (string, error) {
 	return f.Endpoints[Endpoint(baseURL)].APIKey, nil
 }
 
-// read returns the parsed file, nil when it does not exist.
+// read returns the parsed file, nil when it does not exist (or Path is
+// "": no place for one).
 func (s Store) read() (*file, error) {
+	if s.Path == "" {
+		return nil, nil
+	}
 	fh, err := os.Open(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

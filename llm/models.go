@@ -42,13 +42,15 @@ const modelsBodyLimit = 4 << 20
 // `context_length` (OpenRouter), `context_window` (Groq) or
 // `max_model_len` (vLLM); `name` becomes the display name.
 //
-// Errors (*Error): NO_API_KEY without a request when APIKey is empty;
+// Errors (*Error): NO_API_KEY without a request when APIKey is empty
+// (or KeyFunc fails);
 // the status codes of Stream for a non-2xx answer; CONNECTION when no
 // answer came; MALFORMED_RESPONSE for a body that is not that shape,
 // over 4 MiB, or lists no model; CANCELLED when ctx ends.
 func (h HTTP) ListModels(ctx context.Context) ([]ModelInfo, error) {
-	if h.APIKey == "" {
-		return nil, &Error{Code: CodeNoAPIKey, Message: "no API key for the model endpoint: set DSH_API_KEY (or DEEPSEEK_API_KEY)"}
+	h, err := h.withKey()
+	if err != nil {
+		return nil, err
 	}
 	url := strings.TrimRight(h.baseURL(), "/") + "/models"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -95,7 +95,7 @@ type Options struct {
 	// (always offered), authenticate, logout, and the check that answers
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
 	// checks nothing, for replays and tests).
-	Auth bridge.Auth
+	Auth Auth
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
 	// states its own permission class and concurrency safety (tools.Tool
@@ -114,6 +114,10 @@ func ThinkingLevels() []string {
 	}
 	return ids
 }
+
+// Auth is where the API key comes from (bridge.Auth: the login command,
+// the check before each prompt, logout), for Options.Auth.
+type Auth = bridge.Auth
 
 // Server is one assembled agent, serving one editor connection. Build it
 // with New, call Serve once, and Close it when the connection is done.

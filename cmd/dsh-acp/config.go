@@ -15,6 +15,7 @@ import (
 
 	"log/slog"
 
+	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
@@ -60,6 +61,16 @@ type config struct {
 	// Trace is the file every ACP message is written to, redacted
 	// ("": none).
 	Trace string
+	// Command is "login" or "logout" when one was given (before or
+	// after the flags), else "".
+	Command string
+	// Credentials is where `login` stores the key ("" when neither
+	// XDG_CONFIG_HOME nor HOME is set: CredentialsErr says so).
+	Credentials    string
+	CredentialsErr error
+	// Env is the environment parseConfig read (the key variables are
+	// looked up again at each model request).
+	Env func(string) (string, bool)
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -109,9 +120,9 @@ func printUsage(w io.Writer, env func(string) (string, bool)) {
 	fs.SetOutput(w)
 	defineFlags(fs, &config{}, envGetter(env))
 	fmt.Fprintf(w, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
-	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp help             print this help\n\nFlags:\n")
+	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp login            store the API key for the endpoint (asks in the terminal)\n  dsh-acp logout           remove the stored API key\n  dsh-acp help             print this help\n\nFlags:\n")
 	fs.PrintDefaults()
-	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key; DSH_STATE_DIR the session state directory.\n")
+	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key, else the one `dsh-acp login` stored; DSH_STATE_DIR the session state directory.\n")
 }
 
 // envGetter returns env's value of name when set and not empty, else def.
@@ -144,7 +155,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		printUsage(stderr, env)
 		return c, errReported
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() == 1 && (fs.Arg(0) == "login" || fs.Arg(0) == "logout") {
+		c.Command = fs.Arg(0)
+	} else if fs.NArg() > 0 {
 		printUsage(stderr, env)
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -217,6 +230,8 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		}
 	}
 	c.APIKey = get("DSH_API_KEY", get("DEEPSEEK_API_KEY", ""))
+	c.Env = env
+	c.Credentials, c.CredentialsErr = credentials.DefaultPath(func(k string) string { return get(k, "") })
 	c.StateDir = stateDir(get)
 	return c, nil
 }

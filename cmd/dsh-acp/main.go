@@ -38,6 +38,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			// The subcommands are the flags' other spelling (after the
 			// flags given with them, which apply).
 			args = append(append([]string{}, args[1:]...), "--"+args[0])
+		case "login", "logout":
+			// Flags may follow the subcommand; parseConfig takes it last.
+			args = append(append([]string{}, args[1:]...), args[0])
 		}
 	}
 	cfg, err := parseConfig(args, os.LookupEnv, stderr)
@@ -50,6 +53,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "dsh-acp:", err)
 		}
 		return 2
+	}
+	switch cfg.Command {
+	case "login":
+		return runLogin(cfg, stdin, stdout, stderr)
+	case "logout":
+		return runLogout(cfg, stdout, stderr)
 	}
 	if cfg.ShowVersion {
 		h := sandbox.Probe()
@@ -123,6 +132,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
 		ThinkingDefault: cfg.Thinking,
 		MCPWait:         cfg.MCPWait,
+		Auth:            authFor(cfg),
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
@@ -149,6 +159,6 @@ func modelClient(cfg config, log *slog.Logger) llm.Client {
 	if idle == 0 {
 		idle = -1 // llm.HTTP: none
 	}
-	return llm.HTTP{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, RecordDir: cfg.Record,
+	return llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keySource(cfg).APIKey, RecordDir: cfg.Record,
 		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle}
 }

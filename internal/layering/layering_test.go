@@ -40,9 +40,11 @@ var toolDeps = []string{"tools", "hunks", "permission"}
 // here fails the test (decide its layer), and so does a row for a
 // package that does not exist.
 var rules = map[string]rule{
-	"acp":   {ours: nil, external: []string{"github.com/sourcegraph/jsonrpc2"}},
-	"llm":   {ours: nil, external: []string{}},
-	"hunks": {ours: nil, external: []string{}},
+	"acp": {ours: nil, external: []string{"github.com/sourcegraph/jsonrpc2"}},
+	"llm": {ours: nil, external: []string{}},
+	// Where the API key comes from: the variables and the login file.
+	"credentials": {ours: nil, external: []string{}},
+	"hunks":       {ours: nil, external: []string{}},
 	// jsonschema, and x/text to word its messages in English.
 	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
 	// The session log records tool results.
@@ -68,7 +70,7 @@ var rules = map[string]rule{
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
-	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "internal/acpclient", "internal/diffcmd", "internal/wiretap"}},
+	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "credentials", "internal/acpclient", "internal/diffcmd", "internal/wiretap"}},
 	// The command sandbox knows no tool; its helper and process reader
 	// take only the standard library, so that the helper starts before
 	// the heavy packages initialize.
