@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // denialPhrases are the texts (lower case) with which programs report a
@@ -130,7 +128,7 @@ func expand(c, dir string) string {
 func agentCanWrite(path string) bool {
 	for p := path; ; p = filepath.Dir(p) {
 		if _, err := os.Lstat(p); err == nil {
-			return unix.Access(p, unix.W_OK) == nil
+			return writable(p)
 		}
 		if p == filepath.Dir(p) {
 			return false

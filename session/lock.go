@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -55,20 +54,20 @@ func Acquire(path string) (*Lock, error) {
 		return nil, fmt.Errorf("session: opening the lock of %s: %w", path, err)
 	}
 	for try := 0; ; try++ {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) && try < 10 {
+		err = lockFile(f, true)
+		if errors.Is(err, errWouldBlock) && try < 10 {
 			// Perhaps a Holder probe, which holds a shared lock for an
 			// instant: try again shortly.
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
-		if !errors.Is(err, syscall.EINTR) {
+		if !errors.Is(err, errInterrupted) {
 			break
 		}
 	}
 	if err != nil {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errWouldBlock) {
 			return nil, &LockedError{Path: path, PID: holder(f)}
 		}
 		return nil, fmt.Errorf("session: locking %s: %w", path, err)
@@ -121,8 +120,8 @@ func Holder(path string) (pid int, held bool) {
 		return 0, false
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	err = lockFile(f, false)
+	if errors.Is(err, errWouldBlock) {
 		return holder(f), true
 	}
 	return 0, false // closing f drops the shared lock

@@ -148,7 +148,7 @@ func (p *proc) wait() {
 	}
 	closeAll(p.pipes[:]...)
 	p.mu.Lock()
-	if !p.groupGone && p.sp.Reaped() && syscall.Kill(-p.pgid, 0) == syscall.ESRCH {
+	if !p.groupGone && p.sp.Reaped() && groupEnded(p) {
 		p.groupGone = true
 	}
 	p.mu.Unlock()
@@ -200,7 +200,7 @@ func (p *proc) alive() bool {
 	if p.groupGone {
 		return false
 	}
-	if err := syscall.Kill(-p.pgid, 0); errors.Is(err, syscall.ESRCH) {
+	if groupEnded(p) {
 		if p.sp.Reaped() {
 			p.groupGone = true
 		}

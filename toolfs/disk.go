@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -73,15 +72,8 @@ func writeAtomic(ctx context.Context, d dirFS, name string, content []byte, prev
 		if err := f.Chmod(prev.Mode() & keptMode); err != nil {
 			return err
 		}
-		if st, ok := prev.Sys().(*syscall.Stat_t); ok {
-			// Best effort: only a privileged process may give a file away.
-			_ = f.Chown(int(st.Uid), int(st.Gid))
-			if st.Mode&syscall.S_ISUID != 0 || st.Mode&syscall.S_ISGID != 0 {
-				// chown clears setuid/setgid: set the mode again.
-				if err := f.Chmod(prev.Mode() & keptMode); err != nil {
-					return err
-				}
-			}
+		if err := keepOwner(f, prev); err != nil {
+			return err
 		}
 	}
 	if err := f.Sync(); err != nil {
@@ -98,17 +90,6 @@ func writeAtomic(ctx context.Context, d dirFS, name string, content []byte, prev
 	}
 	syncDir(d, dir)
 	return nil
-}
-
-// writable reports whether the process may write the file base in dir
-// (access(2) with the real ids, relative to the directory opened in d).
-func writable(d dirFS, dir, base string) error {
-	df, err := d.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer df.Close()
-	return syscall.Faccessat(int(df.Fd()), base, 2 /* W_OK */, 0)
 }
 
 // tempSuffix ends every temporary file name of writeAtomic.
@@ -175,7 +156,7 @@ func writerGone(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	return processGone(pid)
 }
 
 // syncDir fsyncs a directory so a rename in it survives a crash; failures
