@@ -90,7 +90,11 @@ var rules = map[string]rule{
 	"internal/exhaustive":                {ours: nil, external: []string{"golang.org/x/tools/go/analysis"}},
 	"internal/exhaustive/cmd/exhaustive": {ours: []string{"internal/exhaustive"}, external: []string{"golang.org/x/tools/go/analysis"}},
 	"internal/layering":                  {},
-	"internal/unpriv":                    {},
+	// The release's targets, archives and registry entry; its helper
+	// command for scripts/release.sh.
+	"packaging":                 {ours: nil, external: []string{}},
+	"packaging/cmd/releasetool": {ours: []string{"packaging"}, external: []string{}},
+	"internal/unpriv":           {},
 	// The debug log and trace of the ACP lines on the pipes: stdlib only.
 	"internal/wiretap": {},
 	"interop":          {},
