@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,9 +29,27 @@ import (
 // replaced on disk meanwhile still re-executes the running version).
 const selfExe = "/proc/self/exe"
 
-// AgentVar is set in every command's environment to the agent's pid; it
-// marks the processes KillAdopted may kill.
+// AgentVar is set in every command's environment to the agent's pid and
+// the command's Owner, as PID or PID:OWNER (Owner ""); it marks the
+// processes KillAdopted(owner) may kill.
 const AgentVar = "DSH_SANDBOX_AGENT"
+
+// marker is the AgentVar entry of the commands of owner in this process.
+func marker(owner string) string {
+	v := AgentVar + "=" + strconv.Itoa(os.Getpid())
+	if owner != "" {
+		v += ":" + owner
+	}
+	return v
+}
+
+// ownerSeq numbers the tokens NewOwner hands out.
+var ownerSeq atomic.Uint64
+
+// NewOwner returns a token no other call in this process returns, for
+// Command.Owner and KillAdopted: one per toolbash Manager, so that one
+// Manager's exit sweep leaves the commands of the others alone.
+func NewOwner() string { return "m" + strconv.FormatUint(ownerSeq.Add(1), 10) }
 
 // noNamespaces makes Start use the subreaper helper even where the host
 // has namespaces (tests of that path set it).
@@ -50,6 +69,10 @@ type Command struct {
 	Stdout, Stderr *os.File
 	// Policy confines it (its Config.Mode Off for none).
 	Policy Policy
+	// Owner is who starts it (a token from NewOwner, or ""): it is part
+	// of the AgentVar marker, and KillAdopted(Owner) kills what the
+	// command leaves behind.
+	Owner string
 }
 
 // Process is a started command: the helper (the process group leader)
@@ -79,7 +102,7 @@ type Process struct {
 // helper's ("sandbox: ...").
 func Start(c Command) (*Process, error) {
 	h := Probe()
-	c.Env = append(slices.Clip(c.Env), AgentVar+"="+strconv.Itoa(os.Getpid()))
+	c.Env = append(slices.Clip(c.Env), marker(c.Owner))
 	if !h.helper {
 		return startDirect(c)
 	}
@@ -128,16 +151,15 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 		// ambient ones; it clears them before starting the command.
 		cmd.SysProcAttr.AmbientCaps = []uintptr{capSysAdmin, capSetUID, capSetGID}
 	}
-	err = cmd.Start()
+	p := &Process{cmd: cmd, helper: true, ns: spec.NS, Confined: spec.Landlock,
+		status: bufio.NewReader(r), statusF: r, exited: make(chan struct{})}
+	err = startRegistered(p)
 	_ = w.Close()
 	closeFile(ruleset)
 	if err != nil {
 		_ = r.Close()
 		return nil, err
 	}
-	p := &Process{cmd: cmd, pid: cmd.Process.Pid, helper: true, ns: spec.NS, Confined: spec.Landlock,
-		status: bufio.NewReader(r), statusF: r, exited: make(chan struct{})}
-	register(p.pid)
 	go p.reap()
 	// A helper stuck before its report (say, on a hung file system) is
 	// killed, which ends the read.
@@ -190,17 +212,37 @@ func closeFile(f *os.File) {
 	}
 }
 
-// started are the pids of the processes Start started (helpers, or
-// direct commands) that are not reaped yet: KillAdopted spares them.
+// started are the processes Start started (helpers, or direct
+// commands) that are not reaped yet, by pid: KillAdopted spares them.
+// startedMu is read-locked from before a process is started until it is
+// in started, and write-locked by KillAdopted for its whole sweep, so a
+// sweep never sees a child of Start's that is not registered yet (such a
+// child already carries the marker once it has executed).
 var (
-	startedMu sync.Mutex
-	started   = map[int]bool{}
+	startedMu sync.RWMutex
+	startedP  sync.Mutex // guards started among the readers of startedMu
+	started   = map[int]*Process{}
 )
 
-func register(pid int) {
-	startedMu.Lock()
-	started[pid] = true
-	startedMu.Unlock()
+// startedHook, when set (by tests), runs between a start and its
+// registration.
+var startedHook func()
+
+// startRegistered starts p.cmd and registers p under its pid.
+func startRegistered(p *Process) error {
+	startedMu.RLock()
+	defer startedMu.RUnlock()
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	p.pid = p.cmd.Process.Pid
+	if startedHook != nil {
+		startedHook()
+	}
+	startedP.Lock()
+	started[p.pid] = p
+	startedP.Unlock()
+	return nil
 }
 
 // reap waits for the helper (or the direct command) to exit.
@@ -212,9 +254,12 @@ func (p *Process) reap() {
 		p.killTimer.Stop()
 	}
 	p.mu.Unlock()
-	startedMu.Lock()
-	delete(started, p.pid)
-	startedMu.Unlock()
+	startedP.Lock()
+	// The pid may already be a newer process's, registered meanwhile.
+	if started[p.pid] == p {
+		delete(started, p.pid)
+	}
+	startedP.Unlock()
 	close(p.exited)
 }
 
@@ -224,11 +269,10 @@ func startDirect(c Command) (*Process, error) {
 	cmd := &exec.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: c.Env}
 	setOutput(cmd, c.Stdout, c.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p := &Process{cmd: cmd, exited: make(chan struct{})}
+	if err := startRegistered(p); err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
-	register(p.pid)
 	go p.reap()
 	return p, nil
 }

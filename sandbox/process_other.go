@@ -5,6 +5,8 @@ package sandbox
 import (
 	"os"
 	"os/exec"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -19,6 +21,7 @@ type Command struct {
 	Env            []string
 	Stdout, Stderr *os.File
 	Policy         Policy
+	Owner          string
 }
 
 // Process is a started command; without Linux it is the command itself,
@@ -85,5 +88,11 @@ func (p *Process) Signal(sig syscall.Signal) error { return syscall.Kill(-p.pid,
 // BecomeSubreaper does nothing here.
 func BecomeSubreaper() error { return nil }
 
+var ownerSeq atomic.Uint64
+
+// NewOwner returns a token no other call in this process returns, for
+// Command.Owner (unused here).
+func NewOwner() string { return "m" + strconv.FormatUint(ownerSeq.Add(1), 10) }
+
 // KillAdopted does nothing here.
-func KillAdopted() int { return 0 }
+func KillAdopted(owner string) int { return 0 }

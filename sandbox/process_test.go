@@ -57,6 +57,12 @@ func run(t *testing.T, pol Policy, dir, script string) (string, syscall.WaitStat
 
 func start(t *testing.T, pol Policy, dir, script string) (*Process, *os.File) {
 	t.Helper()
+	return startOwned(t, pol, dir, script, "")
+}
+
+// startOwned is start for a Command.Owner.
+func startOwned(t *testing.T, pol Policy, dir, script, owner string) (*Process, *os.File) {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +72,7 @@ func start(t *testing.T, pol Policy, dir, script string) (*Process, *os.File) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "TMPDIR="+pol.TempDir)
-	p, err := Start(Command{Path: bash, Args: []string{"bash", "-c", script}, Dir: dir, Env: env, Stdout: w, Stderr: w, Policy: pol})
+	p, err := Start(Command{Path: bash, Args: []string{"bash", "-c", script}, Dir: dir, Env: env, Stdout: w, Stderr: w, Policy: pol, Owner: owner})
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
@@ -282,18 +288,25 @@ func byCmdline(s string) []int {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	waitForWithin(t, 5*time.Second, cond)
+}
+
+// waitForWithin polls cond every 10 ms until it holds; t fails after d.
+func waitForWithin(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
+			t.Fatalf("condition not met within %v", d)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
 // TestKillAdopted: when a helper is killed by someone else, what it had
-// reaped goes to the agent (a subreaper); KillAdopted kills that and
-// nothing the agent started itself.
+// reaped goes to the agent (a subreaper); KillAdopted of the command's
+// owner kills that, and nothing the agent started itself; KillAdopted of
+// another owner (another Manager in the same process) leaves it alone.
 func TestKillAdopted(t *testing.T) {
 	if err := BecomeSubreaper(); err != nil {
 		t.Fatal(err)
@@ -301,8 +314,12 @@ func TestKillAdopted(t *testing.T) {
 	noNamespaces = true
 	t.Cleanup(func() { noNamespaces = false })
 	dir := t.TempDir()
+	owner, other := NewOwner(), NewOwner()
+	if owner == other || owner == "" {
+		t.Fatalf("NewOwner gave %q and %q", owner, other)
+	}
 	marker := "302." + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
-	p, r := start(t, Policy{Config: Config{Mode: Off}, Project: dir, TempDir: dir}, dir, `setsid sleep `+marker+` > /dev/null 2>&1 & echo started; wait`)
+	p, r := startOwned(t, Policy{Config: Config{Mode: Off}, Project: dir, TempDir: dir}, dir, `setsid sleep `+marker+` > /dev/null 2>&1 & echo started; wait`, owner)
 	buf := make([]byte, 8)
 	_, _ = r.Read(buf)
 	var pids []int
@@ -314,8 +331,16 @@ func TestKillAdopted(t *testing.T) {
 	defer func() { _ = mine.Process.Kill(); _ = mine.Wait() }()
 	_ = p.cmd.Process.Signal(syscall.SIGKILL) // the helper alone
 	<-p.Exited()
-	waitFor(t, func() bool { q, ok := proctree.Stat(pids[0]); return ok && q.PPid == os.Getpid() })
-	if n := KillAdopted(); n != 1 {
+	// The orphan goes to the agent once the helper has died; under load
+	// that may take a while.
+	waitForWithin(t, 30*time.Second, func() bool { q, ok := proctree.Stat(pids[0]); return ok && q.PPid == os.Getpid() })
+	if n := KillAdopted(other); n != 0 {
+		t.Errorf("KillAdopted of another owner killed %d, want 0", n)
+	}
+	if q, ok := proctree.Stat(pids[0]); !ok || q.Zombie() {
+		t.Fatal("KillAdopted of another owner killed the orphan")
+	}
+	if n := KillAdopted(owner); n != 1 {
 		t.Errorf("KillAdopted killed %d, want 1", n)
 	}
 	if _, ok := proctree.Stat(pids[0]); ok {
@@ -323,6 +348,39 @@ func TestKillAdopted(t *testing.T) {
 	}
 	if q, ok := proctree.Stat(mine.Process.Pid); !ok || q.Zombie() {
 		t.Error("KillAdopted killed a child the agent started itself")
+	}
+}
+
+// TestKillAdoptedSparesStarting: a sweep (another Manager's exit, or a
+// Manager's own) that runs while Start has started a helper but not yet
+// registered it leaves the helper alone: the sweep waits for the
+// registration. The sweep is started inside that window (startedHook)
+// and given 300 ms there; without the lock it kills the helper, and Start
+// fails with "the helper ended before starting the command".
+func TestKillAdoptedSparesStarting(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	owner := NewOwner()
+	swept := make(chan int, 1)
+	startedHook = func() {
+		startedHook = nil // one start only
+		go func() { swept <- KillAdopted(owner) }()
+		select {
+		case n := <-swept:
+			swept <- n
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	t.Cleanup(func() { startedHook = nil })
+	p, r := startOwned(t, Policy{Config: Config{Mode: Off}, Project: dir, TempDir: dir}, dir, "echo started", owner)
+	out, _ := io.ReadAll(r)
+	if ws := p.WaitCommand(); string(out) != "started\n" || !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Errorf("the command ended %v with output %q", ws, out)
+	}
+	if n := <-swept; n != 0 {
+		t.Errorf("the sweep killed %d processes, want 0", n)
 	}
 }
 

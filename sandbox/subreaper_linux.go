@@ -24,25 +24,53 @@ func BecomeSubreaper() error {
 }
 
 // KillAdopted kills with SIGKILL, and reaps, the agent's children that
-// it adopted from a command: processes whose parent is the agent, that
-// Start did not start, and whose environment carries AgentVar
-// with the agent's pid (every command's does, and so, unless it cleared
-// it, everything the command started). The agent calls it last, at exit.
-// Children the agent started itself (no AgentVar) are left alone. It
-// returns how many it killed.
-func KillAdopted() int {
+// it adopted from a command of owner (Command.Owner): processes whose
+// parent is the agent, that Start did not start, and whose environment
+// carries AgentVar with the agent's pid and owner (every command's does,
+// and so, unless it cleared it, everything the command started). A
+// Manager calls it last, at exit, with its own owner token. Children the
+// agent started itself (no AgentVar), and those of other owners, are
+// left alone; Starts wait while it looks for them. It returns how many it
+// killed.
+func KillAdopted(owner string) int {
+	self := os.Getpid()
+	mark := []byte(marker(owner) + "\x00")
+	startedMu.Lock()
+	killed := killAdopted(self, mark)
+	startedMu.Unlock()
+	// Reap them (they are the agent's children), waiting at most about
+	// 100 ms for a process stuck in the kernel.
+	left := killed
+	for try := 0; len(left) > 0 && try < 50; try++ {
+		if try > 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		next := left[:0]
+		for _, pid := range left {
+			var ws syscall.WaitStatus
+			if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == 0 && err == nil {
+				next = append(next, pid)
+			}
+		}
+		left = next
+	}
+	return len(killed)
+}
+
+// killAdopted sends SIGKILL to the children of self whose environment
+// holds mark (an AgentVar entry and its NUL) and that Start did not
+// start, and returns their pids (startedMu held).
+func killAdopted(self int, mark []byte) []int {
 	procs, err := proctree.Scan()
 	if err != nil {
-		return 0
+		return nil
 	}
-	self := os.Getpid()
-	mark := []byte(AgentVar + "=" + strconv.Itoa(self) + "\x00")
-	startedMu.Lock()
+	startedP.Lock()
 	live := make(map[int]bool, len(started))
 	for pid := range started {
 		live[pid] = true
 	}
-	startedMu.Unlock()
+	startedP.Unlock()
 	var killed []int
 	for _, p := range procs {
 		if p.PPid != self || live[p.Pid] || p.Zombie() {
@@ -63,21 +91,5 @@ func KillAdopted() int {
 		}
 		_ = unix.Close(fd)
 	}
-	// Reap them (they are the agent's children), waiting at most about
-	// 100 ms for a process stuck in the kernel.
-	left := killed
-	for try := 0; len(left) > 0 && try < 50; try++ {
-		if try > 0 {
-			time.Sleep(2 * time.Millisecond)
-		}
-		next := left[:0]
-		for _, pid := range left {
-			var ws syscall.WaitStatus
-			if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == 0 && err == nil {
-				next = append(next, pid)
-			}
-		}
-		left = next
-	}
-	return len(killed)
+	return killed
 }

@@ -52,6 +52,9 @@ type Manager struct {
 	host    sandbox.Host
 	dirs    []string // AdditionalDirs
 	caches  []string // sandbox.Caches under workspace-write
+	// owner marks this Manager's commands (sandbox.Command.Owner), so
+	// that its exit sweep (sandbox.KillAdopted) spares other Managers'.
+	owner string
 
 	mu       sync.Mutex
 	closed   bool
@@ -98,7 +101,8 @@ func New(o Options) *Manager {
 		}
 	})
 	m := &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{},
-		sandbox: o.Sandbox, host: sandbox.Probe(), dirs: o.AdditionalDirs, temps: map[string]bool{}}
+		sandbox: o.Sandbox, host: sandbox.Probe(), dirs: o.AdditionalDirs, temps: map[string]bool{},
+		owner: sandbox.NewOwner()}
 	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
 		m.caches = sandbox.Caches()
 	}
@@ -152,7 +156,7 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 	}
 	spill := func(stream string) (*os.File, string, error) { return m.createSpill(n, stream) }
 	out := [2]*stream{newStream("stdout", TailBytes, spill), newStream("stderr", TailBytes, spill)}
-	p, err := startProc(command, dir, pol, env, out, lv)
+	p, err := startProc(command, dir, pol, env, m.owner, out, lv)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +327,7 @@ func (m *Manager) spillDirectory() (string, error) {
 // SIGKILL timers are stopped. Later commands fail. Then the spill
 // directory and the sessions' temporary directories are removed, and the
 // processes of commands whose helper died before them are killed
-// (sandbox.KillAdopted). Shutdown blocks for at most about ShutdownGrace
+// (sandbox.KillAdopted, for this Manager's commands only). Shutdown blocks for at most about ShutdownGrace
 // plus pipeGrace; calling it again does nothing.
 func (m *Manager) Shutdown() {
 	m.mu.Lock()
@@ -365,7 +369,7 @@ func (m *Manager) Shutdown() {
 	for _, d := range temps {
 		m.removeTemp(d)
 	}
-	if n := sandbox.KillAdopted(); n > 0 {
+	if n := sandbox.KillAdopted(m.owner); n > 0 {
 		m.log.Warn("bash: killed processes whose sandbox helper had died", "count", n)
 	}
 }

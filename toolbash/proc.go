@@ -44,10 +44,11 @@ type proc struct {
 }
 
 // startProc starts `bash -c command` in dir under policy pol, with the
-// environment env, the streams' capture and the live view (nil for none).
+// environment env, for owner (sandbox.Command.Owner), the streams'
+// capture and the live view (nil for none).
 // The readers and the waiter goroutine are owned by the returned proc and
 // end with its output.
-func startProc(command, dir string, pol sandbox.Policy, env []string, out [2]*stream, lv *liveView) (*proc, error) {
+func startProc(command, dir string, pol sandbox.Policy, env []string, owner string, out [2]*stream, lv *liveView) (*proc, error) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		return nil, spawnError(err)
@@ -64,7 +65,7 @@ func startProc(command, dir string, pol sandbox.Policy, env []string, out [2]*st
 		p.pipes[i], w[i] = r, wr
 	}
 	sp, err := sandbox.Start(sandbox.Command{Path: bash, Args: []string{"bash", "-c", command},
-		Dir: dir, Env: env, Stdout: w[0], Stderr: w[1], Policy: pol})
+		Dir: dir, Env: env, Stdout: w[0], Stderr: w[1], Policy: pol, Owner: owner})
 	closeAll(w[:]...)
 	if err != nil {
 		closeAll(p.pipes[:]...)
