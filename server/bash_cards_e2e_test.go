@@ -231,7 +231,7 @@ func TestBashCancelKeepsOutput(t *testing.T) {
 				}
 				return false
 			})
-			h.cancelPrompt(sid, ch, time.Second)
+			h.cancelPrompt(sid, ch, 5*time.Second)
 			us := h.sessionUpdates()
 			final := finalCard(t, us)
 			b, _ := json.Marshal(final)

@@ -175,7 +175,7 @@ func TestCancelTerminalCard(t *testing.T) {
 		}
 		return false
 	})
-	h.cancelPrompt(sid, ch, time.Second)
+	h.cancelPrompt(sid, ch, 5*time.Second)
 	us := h.sessionUpdates()
 	checkCancelledTerminal(t, us)
 	checkToolCallsEnd(t, us)

@@ -330,7 +330,7 @@ func TestCancelPrompt(t *testing.T) {
 	if code != acp.CodeInvalidParams {
 		t.Errorf("concurrent prompt code = %d, want -32602", code)
 	}
-	h.cancelPrompt(sid, ch, time.Second)
+	h.cancelPrompt(sid, ch, 5*time.Second)
 }
 
 // TestCancelRaceNeverLost writes a prompt and its cancel in one write,
@@ -372,13 +372,14 @@ func TestCancelRequest(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 5 s.
+// waitFor polls cond until it holds, for up to 30 s (an event, not a
+// speed: the bound only ends a test that would hang).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
+			t.Fatal("condition not met within 30 s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -149,7 +149,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 func (h *harness) call(method string, params, result any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Only ends a call that would hang: a loaded machine under -race can
+	// take seconds for a turn that runs commands.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return h.client.Call(ctx, method, params, result)
 }
@@ -258,8 +260,8 @@ func (h *harness) cancelPrompt(sid string, ch <-chan acpclient.Message, limit ti
 	var m acpclient.Message
 	select {
 	case m = <-ch:
-	case <-time.After(10 * time.Second):
-		h.t.Fatal("the prompt did not answer within 10 s of the cancel")
+	case <-time.After(max(limit, 30*time.Second)):
+		h.t.Fatalf("the prompt did not answer within %v of the cancel", max(limit, 30*time.Second))
 	}
 	took := time.Since(start)
 	if took > limit {

@@ -117,7 +117,7 @@ func TestPermissionCancelWhilePending(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no permission request")
 	}
-	h.cancelPrompt(sid, ch, time.Second)
+	h.cancelPrompt(sid, ch, 5*time.Second)
 	if got := finalStatuses(h.sessionUpdates()); got != "failed" {
 		t.Errorf("final statuses %s", got)
 	}
