@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts under testdata/golden")
@@ -195,36 +197,102 @@ func TestBadLines(t *testing.T) {
 	}
 }
 
-// TestHugeLine sends a 60 MiB prompt line, which must be read whole;
-// then one over the 64 MiB default limit (acp.DefaultMaxMessageBytes),
-// answered with -32600 naming the limit while the connection goes on
-// serving the session.
-func TestHugeLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("60 and 65 MiB lines")
+// promptLine is a session/prompt request for sid with id, its text made
+// of fill bytes so that the line (without its newline) is exactly n bytes;
+// text is the text's length.
+func promptLine(t *testing.T, id int, sid string, fill byte, n int) (line []byte, text int) {
+	t.Helper()
+	head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"`, id, sid)
+	const tail = `"}]}}`
+	k := n - len(head) - len(tail)
+	if k < 0 {
+		t.Fatalf("a line of %d bytes cannot hold a prompt", n)
 	}
-	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"), e2etest.Text(nil, []string{"again"}, "stop"))
+	b := make([]byte, 0, n)
+	b = append(b, head...)
+	b = append(b, bytes.Repeat([]byte{fill}, k)...)
+	return append(b, tail...), k
+}
+
+// sendLine writes line (a request with id) as the client and returns the
+// agent's response to it. With raw, the line goes straight to the agent's
+// input, past the transcript (which would parse it; the test must then
+// have no other write under way).
+func sendLine(t *testing.T, h *harness, id int, line []byte, raw bool) acpclient.Message {
+	t.Helper()
+	var err error
+	if raw {
+		_, err = h.in.Write(append(line, '\n'))
+	} else {
+		err = h.client.WriteLine(line)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte(`"id":` + strconv.Itoa(id) + `,`)
+	var got acpclient.Message
+	waitFor(t, func() bool {
+		for _, l := range h.tr.AgentLines() {
+			var m acpclient.Message
+			if bytes.Contains(l, want) && json.Unmarshal(l, &m) == nil && m.Method == "" && string(m.ID) == strconv.Itoa(id) {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// TestHugeLine: with --max-message-size 4 MiB, a prompt line of exactly
+// the limit is read whole (the model gets all of its text); a line one
+// byte over is answered with -32600 naming the limit, with its id, while
+// the connection goes on serving the session. The limit is set small so
+// that the boundary costs a few MiB (the 64 MiB default:
+// TestDefaultMessageLimit).
+func TestHugeLine(t *testing.T) {
+	const limit = 4 << 20
+	f, mb := scriptedModel(t, e2etest.Text(nil, []string{"ok"}, "stop"), e2etest.Text(nil, []string{"again"}, "stop"))
+	h := newHarness(t, harnessOpts{model: f.client("k"), options: func(o *server.Options) { o.MaxMessageBytes = limit }})
+	sid := h.start(harnessOpts{})
+	line, text := promptLine(t, 901, sid, 'a', limit)
+	if r := sendLine(t, h, 901, line, false); r.Error != nil || !strings.Contains(string(r.Result), `"stopReason":"end_turn"`) {
+		t.Fatalf("a prompt line of exactly the limit answered %s %s", r.Result, r.Error)
+	}
+	if body := mb.body(1); !strings.Contains(body, strings.Repeat("a", text)) || strings.Contains(body, strings.Repeat("a", text+1)) {
+		t.Errorf("the model's request does not hold the prompt's %d bytes of text whole (%d bytes)", text, len(body))
+	}
+	over, _ := promptLine(t, 902, sid, 'b', limit+1)
+	r := sendLine(t, h, 902, over, false)
+	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "limit of 4194304 bytes") {
+		t.Fatalf("a prompt line one byte over the limit answered %s %+v, want -32600 naming the limit", r.Result, r.Error)
+	}
+	if f.requests() != 1 {
+		t.Errorf("the refused prompt reached the model (%d requests)", f.requests())
+	}
+	if stop, err := h.prompt(sid, "small"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt after the refused line = %q, %v", stop, err)
+	}
+}
+
+// TestDefaultMessageLimit: without --max-message-size the limit is
+// acp.DefaultMaxMessageBytes (64 MiB): a line one byte over it is refused
+// with -32600 naming it (refusing reads the line through without parsing
+// it, so this is cheap), and the session goes on.
+func TestDefaultMessageLimit(t *testing.T) {
+	if acp.DefaultMaxMessageBytes != 64<<20 {
+		t.Fatalf("acp.DefaultMaxMessageBytes = %d, INTERFACE.md says 64 MiB", acp.DefaultMaxMessageBytes)
+	}
+	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	sid := h.start(harnessOpts{})
-	prompt := func(text string) (acp.PromptResponse, error) {
-		// Generous: under -race the JSON work on 60 MiB takes tens of
-		// seconds.
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		var pr acp.PromptResponse
-		err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock(text)}}, &pr)
-		return pr, err
+	over, _ := promptLine(t, 903, sid, 'b', acp.DefaultMaxMessageBytes+1)
+	r := sendLine(t, h, 903, over, true)
+	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "limit of 67108864 bytes") {
+		t.Fatalf("a line one byte over 64 MiB answered %s %+v, want -32600 naming the limit", r.Result, r.Error)
 	}
-	if pr, err := prompt(strings.Repeat("a", 60<<20)); err != nil || pr.StopReason != acp.StopEndTurn {
-		t.Fatalf("prompt with a 60 MiB line = %q, %v", pr.StopReason, err)
-	}
-	_, err := prompt(strings.Repeat("b", 65<<20))
-	var ae *acp.Error
-	if !errors.As(err, &ae) || ae.Code != -32600 || !strings.Contains(ae.Message, "limit of 67108864 bytes") {
-		t.Fatalf("prompt with a 65 MiB line: %v, want -32600 naming the limit", err)
-	}
-	if pr, err := prompt("small"); err != nil || pr.StopReason != acp.StopEndTurn {
-		t.Fatalf("prompt after the refused line = %q, %v", pr.StopReason, err)
+	if stop, err := h.prompt(sid, "small"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt after the refused line = %q, %v", stop, err)
 	}
 }
 
