@@ -45,7 +45,7 @@ func TestBackgroundPolling(t *testing.T) {
 	if id != "bash-1" {
 		t.Errorf("id %q, want bash-1", id)
 	}
-	waitUntil(t, 5*time.Second, func() bool { return g.m.tasks[id].p.out[0].spillPath() == "" && readTotal(g.m.tasks[id].p.out[0]) > 0 })
+	waitUntil(t, 30*time.Second, func() bool { return g.m.tasks[id].p.out[0].spillPath() == "" && readTotal(g.m.tasks[id].p.out[0]) > 0 })
 	if got := g.output(s, id); got != "first\n\n[status: running]" {
 		t.Errorf("read 1: %q", got)
 	}
@@ -58,7 +58,7 @@ func TestBackgroundPolling(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 5*time.Second, func() bool { return g.m.tasks[id].p.finished() })
+	waitUntil(t, 30*time.Second, func() bool { return g.m.tasks[id].p.finished() })
 	if got := g.output(s, id); got != "second\n[stderr]\noops\n\n[status: completed, exit code: 0]" {
 		t.Errorf("read 3: %q", got)
 	}
@@ -66,7 +66,7 @@ func TestBackgroundPolling(t *testing.T) {
 		t.Errorf("read 4: %q", got)
 	}
 	var notices []string
-	waitUntil(t, 2*time.Second, func() bool { notices = append(notices, tools.TakeNotices(s)...); return len(notices) > 0 })
+	waitUntil(t, 30*time.Second, func() bool { notices = append(notices, tools.TakeNotices(s)...); return len(notices) > 0 })
 	want := "background bash task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output."
 	if len(notices) != 1 || notices[0] != want {
 		t.Errorf("notices %q, want [%q]", notices, want)
@@ -103,7 +103,7 @@ func TestBackgroundKillTwice(t *testing.T) {
 		t.Errorf("notices after bash_kill: %q", n)
 	}
 	done := g.startBg(s, "true")
-	waitUntil(t, 5*time.Second, func() bool { return g.m.tasks[done].p.finished() })
+	waitUntil(t, 30*time.Second, func() bool { return g.m.tasks[done].p.finished() })
 	res, _ := g.call(context.Background(), s, "bash_kill", map[string]any{"task_id": done})
 	if text(res) != "task "+done+" had already finished" {
 		t.Errorf("kill of a finished task: %q", text(res))
@@ -119,7 +119,7 @@ func TestBackgroundKillLeftover(t *testing.T) {
 	s := tools.NewSession("s1", t.TempDir())
 	id := g.startBg(s, "sleep 30 & echo started")
 	task := g.m.tasks[id]
-	waitUntil(t, 5*time.Second, task.p.finished)
+	waitUntil(t, 30*time.Second, task.p.finished)
 	if len(groupMembers(task.p.pgid)) == 0 {
 		t.Fatal("the task left no process behind")
 	}
@@ -127,7 +127,7 @@ func TestBackgroundKillLeftover(t *testing.T) {
 		t.Errorf("output %q, want %q", got, want)
 	}
 	var notices []string
-	waitUntil(t, 2*time.Second, func() bool { notices = append(notices, tools.TakeNotices(s)...); return len(notices) > 0 })
+	waitUntil(t, 30*time.Second, func() bool { notices = append(notices, tools.TakeNotices(s)...); return len(notices) > 0 })
 	want := "background bash task " + id + " finished [status: completed, exit code: 0] " + leftoverLine + ". Read its output with bash_output."
 	if len(notices) != 1 || notices[0] != want {
 		t.Errorf("notices %q, want [%q]", notices, want)
@@ -173,7 +173,7 @@ func TestBackgroundOwnership(t *testing.T) {
 		t.Errorf("unknown: %q", text(res))
 	}
 	open := g.startBg(nil, "echo anyone")
-	waitUntil(t, 5*time.Second, func() bool { return g.m.tasks[open].p.finished() })
+	waitUntil(t, 30*time.Second, func() bool { return g.m.tasks[open].p.finished() })
 	if got := g.output(b, open); got != "anyone\n\n[status: completed, exit code: 0]" {
 		t.Errorf("unowned task from b: %q", got)
 	}
@@ -189,7 +189,7 @@ func TestKillSession(t *testing.T) {
 	idb := g.startBg(b, "sleep 30")
 	pa, pb := g.m.tasks[ida].p, g.m.tasks[idb].p
 	g.m.KillSession("a")
-	waitUntil(t, 2*time.Second, pa.finished)
+	waitUntil(t, 30*time.Second, pa.finished)
 	if pb.finished() {
 		t.Error("b's task died too")
 	}
@@ -211,14 +211,16 @@ func TestBackgroundKillLeftoverIgnoringTERM(t *testing.T) {
 	s := tools.NewSession("s1", t.TempDir())
 	id := g.startBg(s, "trap '' TERM; sleep 30 & echo started")
 	p := g.m.tasks[id].p
-	waitUntil(t, 5*time.Second, p.finished)
+	waitUntil(t, 30*time.Second, p.finished)
 	start := time.Now()
 	res, _ := g.call(context.Background(), s, "bash_kill", map[string]any{"task_id": id})
 	took := time.Since(start)
 	if want := "task " + id + " had already finished; killed the processes it left running"; text(res) != want {
 		t.Errorf("bash_kill said %q, want %q", text(res), want)
 	}
-	if took < KillGrace-100*time.Millisecond || took > KillGrace+time.Second {
+	// It waits for the SIGKILL (KillGrace) and no more than its own bound
+	// (KillGrace plus a second) plus room for a loaded machine.
+	if took < KillGrace-100*time.Millisecond || took > KillGrace+5*time.Second {
 		t.Errorf("bash_kill took %v, want about KillGrace (%v)", took, KillGrace)
 	}
 	if m := groupMembers(p.pgid); len(m) > 0 {
@@ -233,12 +235,12 @@ func TestKillSessionLeftover(t *testing.T) {
 	g := newRig(t)
 	s := tools.NewSession("s1", t.TempDir())
 	p := g.m.tasks[g.startBg(s, "sleep 30 & echo started")].p
-	waitUntil(t, 5*time.Second, p.finished)
+	waitUntil(t, 30*time.Second, p.finished)
 	if len(groupMembers(p.pgid)) == 0 {
 		t.Fatal("the task left no process behind")
 	}
 	g.m.KillSession("s1")
-	waitUntil(t, 2*time.Second, func() bool { return len(groupMembers(p.pgid)) == 0 })
+	waitUntil(t, 30*time.Second, func() bool { return len(groupMembers(p.pgid)) == 0 })
 }
 
 // TestShutdownKillsEverything: Shutdown stops foreground leftovers and
@@ -263,11 +265,13 @@ func TestShutdownKillsEverything(t *testing.T) {
 	start := time.Now()
 	g.m.Shutdown()
 	took := time.Since(start)
-	if took > ShutdownGrace+500*time.Millisecond {
+	// About ShutdownGrace (plus pipeGrace at most), with room for a loaded
+	// machine: far below the 30 s the commands would run.
+	if took > ShutdownGrace+5*time.Second {
 		t.Errorf("Shutdown took %v", took)
 	}
 	for _, p := range ps {
-		waitUntil(t, time.Second, func() bool { return len(groupMembers(p.pgid)) == 0 })
+		waitUntil(t, 30*time.Second, func() bool { return len(groupMembers(p.pgid)) == 0 })
 	}
 	res, _ := g.call(context.Background(), s, "bash", map[string]any{"command": "true", "description": "d"})
 	if text(res) != "Error: the agent is shutting down" {
@@ -285,7 +289,7 @@ func TestBackgroundSpillAndDropped(t *testing.T) {
 	g := newRig(t)
 	s := tools.NewSession("s1", t.TempDir())
 	id := g.startBg(s, "head -c 200000 /dev/zero | tr '\\0' 'z'; echo")
-	waitUntil(t, 5*time.Second, func() bool { return g.m.tasks[id].p.finished() })
+	waitUntil(t, 30*time.Second, func() bool { return g.m.tasks[id].p.finished() })
 	got := g.output(s, id)
 	if !strings.Contains(got, "\n[some output was dropped from memory; full output: /") || !strings.HasSuffix(got, "-stdout.log]\n[status: completed, exit code: 0]") {
 		t.Errorf("output ends %q", got[max(0, len(got)-200):])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,14 +103,37 @@ func (r *recorder) text() string { return terminalText(r.all()) }
 // s (nil for none) and returns the result and the live reports.
 func (g *rig) call(ctx context.Context, s tools.Session, name string, args any) (tools.Result, *recorder) {
 	g.t.Helper()
+	rec := &recorder{}
+	return g.callWith(ctx, s, name, args, rec), rec
+}
+
+// callWith is call with the recorder given, so that a test can watch the
+// live reports while the call runs.
+func (g *rig) callWith(ctx context.Context, s tools.Session, name string, args any, rec *recorder) tools.Result {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		g.t.Fatal(err)
+		g.t.Error(err)
+		return tools.Result{}
 	}
-	rec := &recorder{}
 	res := g.reg.Execute(ctx, &tools.Exec{CallID: "c1", Name: name, Args: raw, Session: s, Progress: rec.progress})
 	rec.close()
-	return res, rec
+	return res
+}
+
+// gate is a file a command can wait for (`until [ -e GATE ]`), and open
+// makes it.
+type gate string
+
+func newGate(t *testing.T) gate { return gate(filepath.Join(t.TempDir(), "gate")) }
+
+// wait is the shell loop that waits for the gate.
+func (g gate) wait() string { return `until [ -e '` + string(g) + `' ]; do sleep 0.01; done` }
+
+func (g gate) open(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(string(g), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // run runs a foreground bash command in session s and returns the result

@@ -45,7 +45,7 @@ func (r *liveRig) finish(t *testing.T, paths []string, notes ...string) {
 	r.lv.finish(paths, notes)
 	select {
 	case <-r.lv.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the live view did not finish")
 	}
 }
@@ -85,7 +85,7 @@ func TestLiveChunksAndPacing(t *testing.T) {
 	r := newLiveRig(20*time.Millisecond, 10, 1<<20)
 	in := strings.Repeat("ab€", 20) // 5 bytes each, 100 bytes
 	r.lv.add(0, []byte(in))
-	waitUntil(t, 5*time.Second, func() bool { return r.joined() == in })
+	waitUntil(t, 30*time.Second, func() bool { return r.joined() == in })
 	r.finish(t, nil)
 	rs := r.all()
 	if got := r.joined(); got != in {
@@ -110,7 +110,7 @@ func TestLiveChunksAndPacing(t *testing.T) {
 func TestLiveCapHeadAndTail(t *testing.T) {
 	r := newLiveRig(time.Millisecond, 1<<10, 40)
 	r.lv.add(0, []byte("1234567890123456789012345678€€\n")) // the budget falls inside the first €
-	waitUntil(t, time.Second, func() bool { return len(r.all()) == 1 })
+	waitUntil(t, 30*time.Second, func() bool { return len(r.all()) == 1 })
 	r.lv.add(1, []byte(strings.Repeat("x", 100)+"\nlast line\n"))
 	time.Sleep(20 * time.Millisecond)
 	if n := len(r.all()); n != 1 {
@@ -146,16 +146,19 @@ func TestLiveCapTailFits(t *testing.T) {
 }
 
 // TestLiveFinishNoPacing: once the command has ended, what is left is
-// reported at once, not an interval later.
+// reported at once, not an interval later (the interval is long, so that
+// the difference shows on a loaded machine).
 func TestLiveFinishNoPacing(t *testing.T) {
-	r := newLiveRig(time.Second, 4, 1<<20)
+	t.Parallel()
+	const interval = 6 * time.Second
+	r := newLiveRig(interval, 4, 1<<20)
 	r.lv.add(0, []byte("a\n"))
-	waitUntil(t, time.Second, func() bool { return len(r.all()) == 1 })
+	waitUntil(t, 30*time.Second, func() bool { return len(r.all()) == 1 })
 	r.lv.add(0, []byte("b\nccccdddd"))
 	start := time.Now()
 	r.finish(t, nil, "[note]")
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Errorf("finish took %v with an interval of 1 s", took)
+	if took := time.Since(start); took > interval/2 {
+		t.Errorf("finish took %v with an interval of %v", took, interval)
 	}
 	if got := r.joined(); got != "a\nb\nccccdddd\n[note]\n" {
 		t.Errorf("joined %q", got)
@@ -166,7 +169,7 @@ func TestLiveFinishNoPacing(t *testing.T) {
 func TestLiveAbort(t *testing.T) {
 	r := newLiveRig(30*time.Millisecond, 4, 1<<20)
 	r.lv.add(0, []byte(strings.Repeat("x", 400)))
-	time.Sleep(40 * time.Millisecond)
+	waitUntil(t, 30*time.Second, func() bool { return len(r.all()) > 0 })
 	r.lv.abort()
 	n := len(r.all())
 	time.Sleep(100 * time.Millisecond)
@@ -178,20 +181,23 @@ func TestLiveAbort(t *testing.T) {
 }
 
 // TestLiveFirstReportAtOnce: output after a quiet spell is reported
-// without waiting for the interval.
+// without waiting for the interval (long here, 3 s, so that "at once"
+// shows on a loaded machine: within half of it).
 func TestLiveFirstReportAtOnce(t *testing.T) {
-	r := newLiveRig(LiveInterval, LiveChunk, LiveCap)
+	t.Parallel()
+	const interval = 3 * time.Second
+	r := newLiveRig(interval, LiveChunk, LiveCap)
 	start := time.Now()
 	r.lv.add(0, []byte("hello\n"))
-	waitUntil(t, time.Second, func() bool { return len(r.all()) == 1 })
-	if d := r.all()[0].at.Sub(start); d > 90*time.Millisecond {
+	waitUntil(t, 30*time.Second, func() bool { return len(r.all()) == 1 })
+	if d := r.all()[0].at.Sub(start); d > interval/2 {
 		t.Errorf("first report after %v", d)
 	}
-	time.Sleep(2 * LiveInterval)
+	time.Sleep(interval + 100*time.Millisecond)
 	start = time.Now()
 	r.lv.add(1, []byte("again\n"))
-	waitUntil(t, time.Second, func() bool { return len(r.all()) == 2 })
-	if d := r.all()[1].at.Sub(start); d > 90*time.Millisecond {
+	waitUntil(t, 30*time.Second, func() bool { return len(r.all()) == 2 })
+	if d := r.all()[1].at.Sub(start); d > interval/2 {
 		t.Errorf("report after a quiet spell took %v", d)
 	}
 	r.finish(t, nil)

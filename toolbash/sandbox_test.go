@@ -191,7 +191,7 @@ func TestSandboxBackground(t *testing.T) {
 	s := tools.NewSession("s1", t.TempDir())
 	v := victim(t)
 	id := g.startBg(s, "echo pwned > "+v)
-	waitUntil(t, 5*time.Second, g.m.tasks[id].p.finished)
+	waitUntil(t, 30*time.Second, g.m.tasks[id].p.finished)
 	got := g.output(s, id)
 	if !strings.Contains(got, v+": Permission denied\n") || !strings.Contains(got, sandboxLine(v)) ||
 		!strings.HasSuffix(got, "\n[status: completed, exit code: 1]") {
@@ -324,18 +324,18 @@ func TestSandboxOrphans(t *testing.T) {
 			}
 			g.startBg(s, orphanCommand(m[2], m[3])+"; wait")
 			for _, x := range m {
-				waitUntil(t, 5*time.Second, func() bool { return len(sleeps(x)) == 1 })
+				waitUntil(t, 30*time.Second, func() bool { return len(sleeps(x)) == 1 })
 			}
 			tools.CloseSession(s)
 			for _, x := range m {
-				waitUntil(t, 5*time.Second, func() bool { return len(sleeps(x)) == 0 })
+				waitUntil(t, 30*time.Second, func() bool { return len(sleeps(x)) == 0 })
 			}
 			// At exit.
 			s2 := tools.NewSession("s2", t.TempDir())
 			m2 := []string{sleepMarker(5), sleepMarker(6)}
 			g.run(s2, orphanCommand(m2[0], m2[1]))
 			for _, x := range m2 {
-				waitUntil(t, 5*time.Second, func() bool { return len(sleeps(x)) == 1 })
+				waitUntil(t, 30*time.Second, func() bool { return len(sleeps(x)) == 1 })
 			}
 			g.m.Shutdown()
 			for _, x := range m2 {
@@ -364,7 +364,7 @@ func TestSandboxAgentSIGKILL(t *testing.T) {
 		g.run(s, orphanCommand(m[0], m[1]))
 		g.startBg(s, orphanCommand(m[2], m[3])+"; sleep "+m[4])
 		for _, x := range m {
-			waitUntil(t, 5*time.Second, func() bool { return len(sleeps(x)) == 1 })
+			waitUntil(t, 30*time.Second, func() bool { return len(sleeps(x)) == 1 })
 		}
 		fmt.Println("READY")
 		time.Sleep(time.Minute)
@@ -411,7 +411,7 @@ func TestSandboxAgentSIGKILL(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	for _, x := range m {
-		waitUntil(t, 5*time.Second, func() bool { return len(sleeps(x)) == 0 })
+		waitUntil(t, 30*time.Second, func() bool { return len(sleeps(x)) == 0 })
 	}
 }
 
