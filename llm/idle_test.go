@@ -75,7 +75,9 @@ func TestIdleTimeoutNoHeaders(t *testing.T) {
 // answer is returned whole.
 func TestIdleTimeoutBeforeAnyDelta(t *testing.T) {
 	srv, attempts := idleServer(t, partial(": keep-alive\n\n"), whole)
-	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: 200 * time.Millisecond, Backoff: (&noWait{}).backoff}
+	// 1 s: on a loaded machine the local server's answer must not be
+	// taken for a stall.
+	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: time.Second, Backoff: (&noWait{}).backoff}
 	var text strings.Builder
 	res, err := h.Stream(context.Background(), testReq, func(d Delta) { text.WriteString(d.Text) })
 	if err != nil {
@@ -92,7 +94,9 @@ func TestIdleTimeoutBeforeAnyDelta(t *testing.T) {
 func TestIdleTimeoutAfterDelta(t *testing.T) {
 	head := `data: {"choices":[{"index":0,"delta":{"content":"hel"}}]}` + "\n\n"
 	srv, attempts := idleServer(t, partial(head), whole)
-	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: 200 * time.Millisecond, Backoff: (&noWait{}).backoff}
+	// 1 s: on a loaded machine the local server's answer must not be
+	// taken for a stall.
+	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: time.Second, Backoff: (&noWait{}).backoff}
 	res, err := h.Stream(context.Background(), testReq, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeIdleTimeout {
@@ -108,14 +112,16 @@ func TestIdleTimeoutAfterDelta(t *testing.T) {
 func TestIdleTimeoutKeepAlive(t *testing.T) {
 	srv, _ := idleServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		for range 8 {
+		// 1.5 s of keep-alives 0.1 s apart against a 1 s timeout: a loaded
+		// machine may stretch a gap, not tenfold.
+		for range 15 {
 			io.WriteString(w, ": keep-alive\n\n")
 			w.(http.Flusher).Flush()
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 		}
 		io.WriteString(w, okStream)
 	})
-	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: 300 * time.Millisecond}
+	h := HTTP{BaseURL: srv.URL, APIKey: testKey, IdleTimeout: time.Second}
 	res, err := h.Stream(context.Background(), testReq, nil)
 	if err != nil || res.Text != "hello" {
 		t.Fatalf("res %+v, err %v", res, err)
