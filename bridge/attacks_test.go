@@ -92,9 +92,8 @@ func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 		t.Fatal(tools.JoinText(res.Content))
 	}
 	var pid int
-	for i := 0; i < 200 && pid == 0; i++ {
+	for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		pid = pidByArgv0(marker)
-		time.Sleep(10 * time.Millisecond)
 	}
 	if pid == 0 {
 		t.Fatal("no pid")
@@ -105,9 +104,12 @@ func TestAttackBackgroundTaskSurvivesReloadThenClose(t *testing.T) {
 	if _, err := b.CloseSession(context.Background(), acp.CloseSessionRequest{SessionID: s.id}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if syscall.Kill(pid, 0) == nil {
-		t.Fatalf("background task (pid %d) still running after session/close of the reloaded session", pid)
+	// SIGTERM ends the sleep at once (SIGKILL would follow 3 s later); the
+	// bound leaves room for a loaded machine, far below the sleep's 30 s.
+	for deadline := time.Now().Add(15 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("background task (pid %d) still running after session/close of the reloaded session", pid)
+		}
 	}
 }
 

@@ -728,7 +728,8 @@ func TestSeveralSessions(t *testing.T) {
 	if stop, err := h.prompt(b, "quick"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("second session: %q, %v", stop, err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	// The first session's tool runs for 100 s.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the second session waited %v", took)
 	}
 	select {

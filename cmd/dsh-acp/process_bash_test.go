@@ -247,9 +247,9 @@ func TestProcessSIGKILLLeavesNoCommand(t *testing.T) {
 		}
 		return out
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(sleeps()) < 4; time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(sleeps()) < 4; time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the commands did not start within 5 s: %q", sleeps())
+			t.Fatalf("the commands did not start within 30 s: %q", sleeps())
 		}
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -258,9 +258,9 @@ func TestProcessSIGKILLLeavesNoCommand(t *testing.T) {
 	for range p.lines {
 	}
 	<-p.done
-	for deadline := time.Now().Add(5 * time.Second); len(e2etest.ProcessesWith(marker)) > 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); len(e2etest.ProcessesWith(marker)) > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("processes left 5 s after the agent was killed: %q", e2etest.ProcessesWith(marker))
+			t.Fatalf("processes left 15 s after the agent was killed: %q", e2etest.ProcessesWith(marker))
 		}
 	}
 }

@@ -126,8 +126,8 @@ func (p *proc) next(t testing.TB) []byte {
 			t.Fatalf("stdout ended; stderr:\n%s", p.stderr)
 		}
 		return l
-	case <-time.After(10 * time.Second):
-		t.Fatal("no output within 10 s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no output within 30 s")
 	}
 	return nil
 }
@@ -149,8 +149,8 @@ func (p *proc) wait(t testing.TB) (int, time.Duration) {
 			t.Fatal(err)
 		}
 		return code, time.Since(start)
-	case <-time.After(10 * time.Second):
-		t.Fatal("process did not exit within 10 s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("process did not exit within 30 s")
 	}
 	return -1, 0
 }
