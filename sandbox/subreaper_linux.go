@@ -30,21 +30,21 @@ func BecomeSubreaper() error {
 // and so, unless it cleared it, everything the command started). A
 // Manager calls it last, at exit, with its own owner token. Children the
 // agent started itself (no AgentVar), and those of other owners, are
-// left alone; Starts wait while it looks for them. It returns how many it
-// killed.
+// left alone; Starts wait while it looks for them. It waits up to about
+// a second for the killed ones to exit, to reap them. It returns how many
+// it killed.
 func KillAdopted(owner string) int {
 	self := os.Getpid()
 	mark := []byte(marker(owner) + "\x00")
 	startedMu.Lock()
 	killed := killAdopted(self, mark)
 	startedMu.Unlock()
-	// Reap them (they are the agent's children), waiting at most about
-	// 100 ms for a process stuck in the kernel.
-	left := killed
-	for try := 0; len(left) > 0 && try < 50; try++ {
-		if try > 0 {
-			time.Sleep(2 * time.Millisecond)
-		}
+	// Reap them (they are the agent's children), waiting at most about a
+	// second: a killed process exits once it is scheduled, which on a
+	// loaded machine may take a while (one stuck in the kernel longer).
+	left := append([]int(nil), killed...)
+	deadline := time.Now().Add(time.Second)
+	for len(left) > 0 {
 		next := left[:0]
 		for _, pid := range left {
 			var ws syscall.WaitStatus
@@ -53,6 +53,10 @@ func KillAdopted(owner string) int {
 			}
 		}
 		left = next
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	return len(killed)
 }

@@ -327,8 +327,10 @@ func (m *Manager) spillDirectory() (string, error) {
 // SIGKILL timers are stopped. Later commands fail. Then the spill
 // directory and the sessions' temporary directories are removed, and the
 // processes of commands whose helper died before them are killed
-// (sandbox.KillAdopted, for this Manager's commands only). Shutdown blocks for at most about ShutdownGrace
-// plus pipeGrace; calling it again does nothing.
+// (sandbox.KillAdopted, for this Manager's commands only, and reaped).
+// Shutdown blocks for at most about ShutdownGrace plus pipeGrace (plus up
+// to a second when such processes are slow to die); calling it again does
+// nothing.
 func (m *Manager) Shutdown() {
 	m.mu.Lock()
 	if m.closed {
