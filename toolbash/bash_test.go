@@ -415,7 +415,25 @@ func TestBashLiveCap(t *testing.T) {
 	t.Parallel()
 	g := newRig(t)
 	g.m.liveCap = 100000
-	res, rec := g.call(context.Background(), nil, "bash", map[string]any{"command": "head -c 300000 /dev/zero | tr '\\0' 'q'; head -c 70000 /dev/zero | tr '\\0' 'e' >&2", "description": "d"})
+	// The streams are interleaved as they are read: the stderr part is
+	// written only once all of stdout has been read (a gate), so that the
+	// last quarter is stderr's, however the readers are scheduled.
+	gt := newGate(t)
+	rec := &recorder{}
+	done := make(chan tools.Result, 1)
+	go func() {
+		done <- g.callWith(context.Background(), nil, "bash", map[string]any{"command": "head -c 300000 /dev/zero | tr '\\0' 'q'; " + gt.wait() + "; head -c 70000 /dev/zero | tr '\\0' 'e' >&2", "description": "d"}, rec)
+	}()
+	waitUntil(t, 30*time.Second, func() bool {
+		g.m.mu.Lock()
+		defer g.m.mu.Unlock()
+		for p := range g.m.procs {
+			return readTotal(p.out[0]) == 300000
+		}
+		return false
+	})
+	gt.open(t)
+	res := <-done
 	live := rec.text()
 	if !strings.HasPrefix(live, strings.Repeat("q", 75000)+"\n[") {
 		t.Fatalf("live view starts %q…", live[:min(len(live), 50)])
