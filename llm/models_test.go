@@ -169,7 +169,7 @@ func TestModelListAbandoned(t *testing.T) {
 	idle.Close()
 	select {
 	case <-idle.Done():
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second):
 		t.Error("a list never started is not done after Close")
 	}
 	idle.Start() // no request after Close
