@@ -40,6 +40,7 @@ const maxFileSize = 1 << 20
 // ErrNoKey is returned by Source.Key when neither variable is set and the
 // credentials file holds no key for the endpoint. Its text is the
 // sentence the editor shows with the auth_required error.
+//
 //lint:ignore ST1005 the sentence is shown to the user as it is, capitalized and ended.
 var ErrNoKey = errors.New("No API key for the model endpoint: run `dsh-acp login` in a terminal to store one, or set DSH_API_KEY (or DEEPSEEK_API_KEY) in the agent's environment.")
 
