@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -146,6 +147,22 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// waitAgentLine waits until one of the agent's lines after its first
+// from holds s (the transcript grows meanwhile: the lines are read anew
+// each time).
+func (h *harness) waitAgentLine(from int, s string) {
+	h.t.Helper()
+	waitFor(h.t, func() bool {
+		lines := h.tr.AgentLines()
+		for _, l := range lines[min(from, len(lines)):] {
+			if bytes.Contains(l, []byte(s)) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func (h *harness) call(method string, params, result any) error {

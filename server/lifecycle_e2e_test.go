@@ -258,10 +258,9 @@ func TestSessionDelete(t *testing.T) {
 	// do not bring the log back.
 	var ns acp.NewSessionResponse
 	h2.mustCall("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &ns)
+	from := len(h2.tr.AgentLines())
 	_, ch, _ := h2.client.Send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}})
-	waitFor(t, func() bool {
-		return strings.Contains(string(h2.tr.AgentLines()[len(h2.tr.AgentLines())-1]), "line two")
-	})
+	h2.waitAgentLine(from, "line two")
 	running := logOf(t, state, ns.SessionID)
 	h2.mustCall("session/delete", map[string]any{"sessionId": ns.SessionID}, nil)
 	select {

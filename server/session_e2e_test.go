@@ -550,10 +550,9 @@ func TestSessionLoadErrors(t *testing.T) {
 	}
 
 	// A prompt is running: the session cannot be loaded.
+	from := len(h.tr.AgentLines())
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}})
-	waitFor(t, func() bool {
-		return strings.Contains(string(h.tr.AgentLines()[len(h.tr.AgentLines())-1]), "line two")
-	})
+	h.waitAgentLine(from, "line two")
 	if code, msg := load(sid, cwd); code != -32602 || !strings.Contains(msg, "prompt running") {
 		t.Errorf("load while a prompt runs: %d %s", code, msg)
 	}
@@ -684,10 +683,9 @@ func TestSessionTurnEndings(t *testing.T) {
 			t.Errorf("logged %+v, want %s", end, want)
 		}
 	}
+	from := len(h.tr.AgentLines())
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}})
-	waitFor(t, func() bool {
-		return strings.Contains(string(h.tr.AgentLines()[len(h.tr.AgentLines())-1]), "line two")
-	})
+	h.waitAgentLine(from, "line two")
 	h.cancelPrompt(sid, ch, 10*time.Second)
 	if end := lastTurnEnd(t, path); end.Reason != session.EndCancelled {
 		t.Errorf("logged %+v, want cancelled", end)
@@ -720,10 +718,9 @@ func TestSeveralSessions(t *testing.T) {
 	h := newHarness(t, harnessOpts{replay: rec, stateDir: state, cwd: cwd})
 	a := h.start(harnessOpts{caps: termCaps})
 	b := h.start(harnessOpts{})
+	from := len(h.tr.AgentLines())
 	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": a, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}})
-	waitFor(t, func() bool {
-		return strings.Contains(string(h.tr.AgentLines()[len(h.tr.AgentLines())-1]), "line two")
-	})
+	h.waitAgentLine(from, "line two")
 	start := time.Now()
 	if stop, err := h.prompt(b, "quick"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("second session: %q, %v", stop, err)
