@@ -159,7 +159,7 @@ func (p *proc) readStderr(r *os.File, done chan struct{}) {
 // orphans), lets stdout drain, and closes done.
 func (p *proc) wait(stderrDone chan struct{}) {
 	err := p.cmd.Wait()
-	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	killLeftovers(p)
 	p.mu.Lock()
 	if err == nil {
 		err = errors.New("exited")
@@ -215,7 +215,7 @@ func (p *proc) stop() {
 			return
 		case <-time.After(stopGrace):
 		}
-		_ = syscall.Kill(-p.pgid, sig)
+		signalGroup(p, sig)
 	}
 	<-p.done
 }
