@@ -373,10 +373,11 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 				j++
 			}
 		}
+		endTurn := ""
 		if j-i > 1 {
 			t.runParallel(ctx, calls[i:j])
 		} else {
-			t.runOne(ctx, calls[i])
+			endTurn = t.runOne(ctx, calls[i])
 		}
 		if ctx.Err() != nil {
 			for _, rest := range calls[j:] {
@@ -384,10 +385,32 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			}
 			return t.cancelled(), false
 		}
+		if endTurn != "" {
+			return t.endWith(endTurn, calls[j:]), false
+		}
 		i = j
 	}
 	t.closeOpen(false, "the call was not run")
 	return Outcome{}, true
+}
+
+// NotRunText is the result the model gets for a call of the same
+// response after a call that ended the turn (tools.Output.EndTurn).
+const NotRunText = "Error: not run: the turn ended with a question to the user before this call; call it again once the user has answered, if it is still needed."
+
+// endWith ends the turn after a call that asked for it: the calls after
+// it in the response get NotRunText, and text is shown (and logged) as
+// the agent's message of this step, after the results. The stop reason
+// is end_turn.
+func (t *turnRun) endWith(text string, rest []session.ToolCallRef) Outcome {
+	for _, c := range rest {
+		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+		t.result(c.CallID, tools.Result{CallID: c.CallID, IsError: true, Content: []tools.Content{tools.Text(NotRunText)}}, false)
+	}
+	t.closeOpen(false, "the call was not run")
+	t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: text})
+	t.emit(session.AssistantMessage{Turn: t.turn, Step: t.step, Text: text})
+	return Outcome{StopReason: session.EndTurn}
 }
 
 // concurrent reports whether c's tool declares itself concurrency-safe
@@ -416,15 +439,17 @@ func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
 }
 
 // runOne runs one call alone and records its result (marked cancelled
-// when the turn was cancelled meanwhile).
-func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) {
+// when the turn was cancelled meanwhile). It returns the result's
+// EndTurn message ("" when the call does not end the turn).
+func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) string {
 	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
 	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, nil))
 	if ctx.Err() != nil {
 		t.result(c.CallID, cancelledWith(res), true)
-		return
+		return ""
 	}
 	t.result(c.CallID, res, false)
+	return res.EndTurn
 }
 
 // parallelSlot is one call of a parallel run.

@@ -138,6 +138,7 @@ func TestDefaultToolFacts(t *testing.T) {
 		{"bash_output", tools.ClassReadOnly, true},
 		{"bash_kill", tools.ClassAgentState, false},
 		{"todo_write", tools.ClassAgentState, false},
+		{"ask_user", tools.ClassAgentState, false},
 		{"grep", tools.ClassReadOnly, true},
 		{"glob", tools.ClassReadOnly, true},
 		{"peek", tools.ClassReadOnly, true},

@@ -1,5 +1,5 @@
 // Package server assembles the agent the way the binary runs it: a tools
-// registry with the default tools (toolfs, toolbash, tooltodo,
+// registry with the default tools (toolfs, toolbash, tooltodo, toolask,
 // toolsearch) and any
 // extra ones, the bridge's permission step in the execute chain, the
 // agent loop and the ACP bridge, all from one Options value. cmd/dsh-acp
@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/toolask"
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -97,9 +98,10 @@ type Options struct {
 	// checks nothing, for replays and tests).
 	Auth Auth
 	// Tools are registered after the default tools (read, write, edit,
-	// bash, bash_output, bash_kill, todo_write, grep, glob), in this order. Each tool
-	// states its own permission class and concurrency safety (tools.Tool
-	// Class, ConcurrencySafe); nothing else needs to know it. A tool that
+	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
+	// this order. Each tool states its own permission class and
+	// concurrency safety (tools.Tool Class, ConcurrencySafe); nothing
+	// else needs to know it. A tool that
 	// fails to register (a name already taken, an invalid schema) is an
 	// error from New.
 	Tools []tools.Tool
@@ -158,7 +160,7 @@ func New(o Options) (*Server, error) {
 	reg := tools.NewRegistry()
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
-	all = append(all, tooltodo.New())
+	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)
 	all = append(all, o.Tools...)
 	for _, t := range all {

@@ -9,10 +9,12 @@ import (
 // MarkdownInline returns s ready to be placed inside a line of Markdown
 // (a card title, not at the start of a line) so that it renders as
 // exactly s. Plain text — letters, digits, spaces and the punctuation
-// `/ . , : ; - + = @ % ' "` plus any non-ASCII character that is not a
-// control character — comes back unchanged. Anything else (a character
-// Markdown gives a meaning: ` \ * _ [ ] ( ) < > # ! ~ | & $ ^ { } ?, a
-// control character, leading or trailing spaces) makes it a code span:
+// `/ . , : ; - + = @ % ' " ?` plus any non-ASCII character that is not a
+// control character — comes back unchanged ('?' means something only
+// inside an autolink, which needs '<'; a question stays plain text).
+// Anything else (a character Markdown gives a meaning: ` \ * _ [ ] ( )
+// < > # ! ~ | & $ ^ { }, a control character, leading or trailing
+// spaces) makes it a code span:
 // the text between backtick runs longer than any run inside it, padded
 // with a space where it starts or ends with a backtick or a space
 // (CommonMark strips one such space on each side). Line breaks, tabs and
@@ -60,7 +62,7 @@ func plainInline(s string) bool {
 	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune(" /.,:;-+=@%'\"", r):
+		case strings.ContainsRune(" /.,:;-+=@%'\"?", r):
 		case r >= 0xa0 && r != utf8.RuneError:
 		default:
 			return false

@@ -226,7 +226,7 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
 	}
-	res = Result{CallID: ex.CallID, Content: out.Content}
+	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn}
 	if out.Meta != nil {
 		if !json.Valid(out.Meta) {
 			return ErrorResult(ex.CallID, fmt.Errorf("tool %q returned meta that is not valid JSON", ex.Name))
@@ -244,6 +244,7 @@ func finish(res Result, callID string) Result {
 	}
 	if res.IsError {
 		res.Meta = nil
+		res.EndTurn = ""
 	}
 	return res
 }

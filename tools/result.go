@@ -116,20 +116,34 @@ type ErrorInfo struct {
 // true, one text block "Error: <message>", Error set only when the failure
 // carried a code (see CodedError), and never Meta. Meta is the tool's opaque
 // JSON payload for its presenters, present only when the tool attached one.
+// EndTurn is the tool's Output.EndTurn (never set on an error result); it
+// is not part of the result's JSON: the agent acts on it (and logs the
+// message it shows).
 type Result struct {
 	CallID  string          `json:"callId"`
 	Content []Content       `json:"content"`
 	IsError bool            `json:"isError"`
 	Error   *ErrorInfo      `json:"error,omitempty"`
 	Meta    json.RawMessage `json:"meta,omitempty"`
+	EndTurn string          `json:"-"`
 }
 
 // Output is what a tool's Execute returns on success: the content for the
 // model, and optional Meta, which must be valid JSON or nil (a tool returning
 // invalid Meta gets an error result instead).
+//
+// EndTurn, when not empty, ends the prompt turn once this call's result is
+// recorded: the agent shows EndTurn to the user as its own message (Markdown;
+// logged like a model's answer, so session/load replays it and the model
+// sees it in its history), runs none of the calls after this one in the
+// same response, and makes no further model request; the turn ends with
+// stop reason end_turn. It is honoured for calls that run alone (a tool
+// that is not ConcurrencySafe). The ask_user tool uses it when the editor
+// cannot ask its question: the user's next prompt is the answer.
 type Output struct {
 	Content []Content
 	Meta    json.RawMessage
+	EndTurn string
 }
 
 // ErrorResult builds the error result for err: IsError, one text block

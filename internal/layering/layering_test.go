@@ -55,6 +55,7 @@ var rules = map[string]rule{
 	// The shell tools run their commands through the sandbox.
 	"toolbash": {ours: append(append([]string{}, toolDeps...), "sandbox")},
 	"tooltodo": {ours: toolDeps},
+	"toolask":  {ours: toolDeps},
 	// MCP servers' tools: the tools layer and the official MCP SDK.
 	"toolmcp":    {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"toolsearch": {ours: toolDeps},
