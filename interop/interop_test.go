@@ -39,6 +39,7 @@ type runResult struct {
 	Messages             []string         `json:"messages"`
 	ToolCalls            []map[string]any `json:"toolCalls"`
 	PermissionRequests   []map[string]any `json:"permissionRequests"`
+	ElicitationRequests  []map[string]any `json:"elicitationRequests"`
 	UpdateKinds          map[string]int   `json:"updateKinds"`
 	UpdatesCount         int              `json:"updatesCount"`
 	UpdatesOutsidePrompt int              `json:"updatesOutsidePrompt"`
@@ -64,7 +65,8 @@ type runResult struct {
 	StderrTail string   `json:"stderrTail"`
 }
 
-// runNode runs `node run.mjs agent scenario workdir` and returns its parsed
+// runNode runs `node run.mjs agent scenario workdir` (with extraEnv,
+// NAME=value entries, added to its environment) and returns its parsed
 // report and node's own exit code. It fails the test when node cannot run or
 // prints anything but one JSON object.
 func runNode(t *testing.T, env nodeEnv, agent, scenario string, extraEnv ...string) (runResult, int) {

@@ -12,7 +12,7 @@
 // its exit awaited.
 //
 // stdout: {stopReasons, thoughts, messages, toolCalls, permissionRequests,
-//          updateKinds, updatesCount, updatesOutsidePrompt, agentInfo,
+//          elicitationRequests, updateKinds, updatesCount, updatesOutsidePrompt, agentInfo,
 //          protocolVersion, sessionIds, errors, warnings, exitCode,
 //          exitSignal, stderrTail}
 // exit status: 0 when errors is empty and the child exited 0, 1 otherwise,
@@ -23,7 +23,11 @@
 // exit after stdin is closed. INTEROP_BASE_URL, when set, makes the child
 // talk to that OpenAI-compatible endpoint (`--base-url`, with
 // INTEROP_API_KEY as DSH_API_KEY) instead of replaying the scenario;
-// INTEROP_AGENT_ARGS (a JSON array of strings) adds arguments.
+// INTEROP_AGENT_ARGS (a JSON array of strings) adds arguments;
+// INTEROP_ELICITATION is a JSON array of the answers
+// (CreateElicitationResponse) to give the agent's elicitation/create
+// requests, in order (an initialize step with "elicitation": true
+// advertises form elicitation).
 //
 // Steps: initialize, newSession, prompt {text}, setConfigOption
 // {configId, value}; the report adds newSessionConfigOptions,
@@ -145,7 +149,8 @@ async function main() {
   const timedOut = new Promise((resolve) => {
     timer = setTimeout(() => resolve("timeout"), timeoutMs);
   });
-  const run = runSteps({ steps: input.steps ?? [], toChild, fromChild, workdir, recorder, wire, errors, warnings, report, closeAgent });
+  const elicitationAnswers = JSON.parse(process.env.INTEROP_ELICITATION || "[]");
+  const run = runSteps({ steps: input.steps ?? [], toChild, fromChild, workdir, recorder, wire, errors, warnings, report, closeAgent, elicitationAnswers });
   const outcome = await Promise.race([
     run.then(
       () => "done",

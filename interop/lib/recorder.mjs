@@ -29,6 +29,7 @@ export class Recorder {
     this.outsidePrompt = 0;
     this.permissionRequests = [];
     this.usageUpdates = []; // {prompt, used, size, cost} per usage_update
+    this.elicitationRequests = [];
   }
 
   /** beginPrompt opens prompt number index (0-based). */
@@ -115,6 +116,7 @@ export class Recorder {
       messages: this.messages,
       toolCalls: [...this.toolCalls.values()],
       permissionRequests: this.permissionRequests,
+      elicitationRequests: this.elicitationRequests,
       updateKinds: this.updateKinds,
       updatesCount: this.updatesCount,
       updatesOutsidePrompt: this.outsidePrompt,

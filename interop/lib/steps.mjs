@@ -59,7 +59,7 @@ function tapWritable(inner, wire) {
  * waits for its exit) before closing the connection, so the agent's stdout is
  * read to EOF.
  */
-export async function runSteps({ steps, toChild, fromChild, workdir, recorder, wire, errors, warnings, report, closeAgent }) {
+export async function runSteps({ steps, toChild, fromChild, workdir, recorder, wire, errors, warnings, report, closeAgent, elicitationAnswers = [] }) {
   const ndjson = ndJsonStream(toChild, fromChild);
   const stream = { readable: ndjson.readable, writable: tapWritable(ndjson.writable, wire) };
 
@@ -80,6 +80,18 @@ export async function runSteps({ steps, toChild, fromChild, workdir, recorder, w
         return { outcome: { outcome: "cancelled" } };
       }
       return { outcome: { outcome: "selected", optionId: option.optionId } };
+    })
+    .onRequest(methods.client.elicitation.create, ({ params }) => {
+      // Only reached for a client that advertised elicitation (an
+      // initialize step with elicitation: true); the SDK has parsed the
+      // params against its schema. The answers are given in order.
+      recorder.elicitationRequests.push(params);
+      const answer = elicitationAnswers.shift();
+      if (!answer) {
+        errors.push(`elicitation: request for ${params.toolCallId ?? params.requestId} with no scripted answer`);
+        return { action: "cancel" };
+      }
+      return answer;
     })
     .onRequest("*", ({ method }) => {
       errors.push(`protocol: agent sent request ${method}, which this client did not advertise`);
@@ -104,7 +116,10 @@ export async function runSteps({ steps, toChild, fromChild, workdir, recorder, w
             case "initialize": {
               const res = await ctx.request(methods.agent.initialize, {
                 protocolVersion: PROTOCOL_VERSION,
-                clientCapabilities: step.terminalOutput ? { _meta: { terminal_output: true } } : {},
+                clientCapabilities: {
+                  ...(step.terminalOutput ? { _meta: { terminal_output: true } } : {}),
+                  ...(step.elicitation ? { elicitation: { form: {} } } : {}),
+                },
                 clientInfo: { name: step.clientName ?? CLIENT_NAME, version: CLIENT_VERSION },
               });
               report.protocolVersion = res.protocolVersion;

@@ -26,6 +26,8 @@ const INCOMING_PARAMS = {
   "terminal/release": zs.zReleaseTerminalRequest,
   "terminal/wait_for_exit": zs.zWaitForTerminalExitRequest,
   "terminal/kill": zs.zKillTerminalRequest,
+  "elicitation/create": zs.zCreateElicitationRequest,
+  "elicitation/complete": zs.zCompleteElicitationNotification,
 };
 
 /**
