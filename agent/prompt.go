@@ -28,6 +28,7 @@ func SystemPrompt(cwd string) string {
 - Prefer edit (exact literal replacement) for changes to existing files; use write to create files or replace them whole.
 - Each bash call runs in a fresh shell; use its workdir parameter instead of cd. Give every command a short description.
 - To find code, use grep (file contents, RE2 regular expressions) and glob (file paths) rather than grep, rg or find in bash. Independent reads and searches asked for in one response run at the same time.
+- When you need a decision or a fact only the user has, ask with ask_user (one question, a few short options when there are clear choices) instead of guessing; do not ask about what the tools can tell you.
 - Keep the user informed: say briefly what you are doing and what you found. When you are done, give a short summary.
 `)
 	if text, cut := readAgentsFile(cwd); text != "" {
