@@ -50,8 +50,10 @@ type Config struct {
 	// SystemPrompt.
 	System func(cwd string) string
 	// Meter gives the context window and the price of a model, for the
-	// usage event after each response; nil: the default window
-	// (llm.DefaultContextWindow) and no price.
+	// usage event after each response, and whether it takes images (the
+	// user's images are sent to a model only when it does, else as their
+	// text form, see History); nil: the default window
+	// (llm.DefaultContextWindow), no price, no images.
 	Meter *llm.Meter
 	// Now is the clock a response's cost is priced at (prices may
 	// depend on the hour); nil means time.Now.
@@ -283,7 +285,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events())...),
+		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -12,8 +14,12 @@ import (
 // whose call is in no assistant message (a call cut off mid-stream) is
 // left out, and a tool call without a result (never the case for a
 // closed turn) gets an "interrupted" result, so the conversation always
-// pairs every tool_calls entry with a tool message.
-func History(events []session.Event) []llm.Message {
+// pairs every tool_calls entry with a tool message. A user message with
+// images becomes a content array (llm.Message.Parts: its texts and images
+// in order) when images is true (the model takes them), else text in
+// which each image is its text form ("[image: image/png, 1204 bytes]"),
+// so a model that takes none is never sent one.
+func History(events []session.Event, images bool) []llm.Message {
 	results := map[string]session.ToolResult{}
 	for _, ev := range events {
 		if r, ok := ev.Data.(session.ToolResult); ok {
@@ -24,7 +30,7 @@ func History(events []session.Event) []llm.Message {
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case session.UserMessage:
-			msgs = append(msgs, llm.Message{Role: "user", Content: tools.JoinText(d.Content)})
+			msgs = append(msgs, userMessage(d.Content, images))
 		case session.ContextMessage:
 			msgs = append(msgs, llm.Message{Role: "user", Content: d.Text})
 		case session.AssistantMessage:
@@ -51,4 +57,43 @@ func History(events []session.Event) []llm.Message {
 		}
 	}
 	return msgs
+}
+
+// userMessage is a user message of content: its text (JoinText) when it
+// has no image; else, with images, the parts (adjacent texts joined, each
+// image as a data URL); without, the text with each image's text form in
+// its place.
+func userMessage(content []tools.Content, images bool) llm.Message {
+	m := llm.Message{Role: "user"}
+	hasImage := false
+	for _, c := range content {
+		hasImage = hasImage || c.Type == tools.ContentImage
+	}
+	if !hasImage {
+		m.Content = tools.JoinText(content)
+		return m
+	}
+	var text strings.Builder
+	for _, c := range content {
+		switch c.Type {
+		case "", tools.ContentText:
+			text.WriteString(c.Text)
+		case tools.ContentImage:
+			if !images {
+				text.WriteString(c.TextForm())
+				continue
+			}
+			if text.Len() > 0 {
+				m.Parts = append(m.Parts, llm.Part{Text: text.String()})
+				text.Reset()
+			}
+			m.Parts = append(m.Parts, llm.ImagePart(c.MimeType, c.Data))
+		}
+	}
+	if !images {
+		m.Content = text.String()
+	} else if text.Len() > 0 {
+		m.Parts = append(m.Parts, llm.Part{Text: text.String()})
+	}
+	return m
 }

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -28,7 +30,7 @@ func TestHistory(t *testing.T) {
 		session.AssistantMessage{Text: "done", Reasoning: "ok"},
 		session.AssistantMessage{},
 	)
-	b, _ := json.Marshal(History(events))
+	b, _ := json.Marshal(History(events, false))
 	want := `[{"role":"user","content":"read a"},` +
 		`{"role":"assistant","content":"","reasoning_content":"need to read","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"file_path\":\"a\"}"}},{"id":"c2","type":"function","function":{"name":"read","arguments":"{}"}}]},` +
 		`{"role":"tool","tool_call_id":"c1","content":"1: x"},` +
@@ -52,5 +54,40 @@ func TestClaimID(t *testing.T) {
 	}
 	if got := s.claimID(""); got == "" || got == second {
 		t.Errorf("empty = %q", got)
+	}
+}
+
+// TestHistoryImages: a user message with images is a content array of
+// its texts (adjacent ones joined) and images (data URLs) in order for a
+// model that takes images, and text with each image's text form for one
+// that does not; the agent asks its Meter about the session's model.
+func TestHistoryImages(t *testing.T) {
+	events := evs(session.UserMessage{Content: []tools.Content{
+		tools.Text("What is "), tools.Text("this?"), tools.Image("iVBORw0KGgo=", "image/png"), tools.Text("And this?"), tools.Image("R0lGOD==", "image/gif"),
+	}})
+	b, _ := json.Marshal(History(events, true))
+	want := `[{"role":"user","content":[{"type":"text","text":"What is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},` +
+		`{"type":"text","text":"And this?"},{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lGOD=="}}]}]`
+	if string(b) != want {
+		t.Errorf("with images\n got %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(History(events, false))
+	if want := `[{"role":"user","content":"What is this?[image: image/png, 8 bytes]And this?[image: image/gif, 4 bytes]"}]`; string(b) != want {
+		t.Errorf("without images\n got %s\nwant %s", b, want)
+	}
+
+	// The session's model decides (here m2, chosen over the default m1,
+	// which says the opposite).
+	for _, takes := range []bool{false, true} {
+		client := &scripted{resps: []*llm.Response{{Text: "ok", FinishReason: "stop"}}}
+		meter := &llm.Meter{Catalog: llm.Catalog{Models: map[string]llm.Known{"m1": {Images: !takes}, "m2": {Images: takes}}}}
+		a := New(Config{Client: client, Tools: tools.NewRegistry(), Model: "m1", Meter: meter})
+		s := NewSession(session.NewStore(nil), tools.NewSession("s", t.TempDir()))
+		s.SetSettings(Settings{Model: "m2"})
+		a.Turn(context.Background(), s, []tools.Content{tools.Text("look"), tools.Image("iVBORw0KGgo=", "image/png")}, "")
+		user := client.reqs[0].Messages[1]
+		if (len(user.Parts) == 2) != takes || (user.Content == "look[image: image/png, 8 bytes]") == takes {
+			t.Errorf("m2 takes images %v: user message %+v", takes, user)
+		}
 	}
 }

@@ -73,6 +73,14 @@ type Config struct {
 	// Auth is where the API key comes from, for initialize's authMethods,
 	// authenticate, logout and the check before each prompt (auth.go).
 	Auth Auth
+	// Images reports whether a model takes image input (nil: none
+	// does): a prompt with an image for a session whose model takes none
+	// is refused (-32602) rather than sent without it. OffersImages is
+	// what initialize advertises as promptCapabilities.image, once for
+	// every session to come: whether a model the sessions may use takes
+	// images.
+	Images       func(model string) bool
+	OffersImages bool
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -207,12 +215,22 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	b.cfg.Models.Start()
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
-		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
+		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},
 			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
 			McpCapabilities:     mcpCapabilities()},
 		AuthMethods: b.authMethods(caps),
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
+}
+
+// imagePolicy is whether session s's current model takes images (the
+// model it chose with the model option, else the agent's default).
+func (b *Bridge) imagePolicy(s *liveSession) imagePolicy {
+	model := s.configOf().Model
+	if model == "" {
+		model = b.cfg.Agent.Model()
+	}
+	return imagePolicy{model: model, ok: b.cfg.Images != nil && b.cfg.Images(model)}
 }
 
 // NewSession implements acp.Agent: a session in cwd (an existing
@@ -392,7 +410,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	if b.loads.busy(p.SessionID) {
 		return nil, acp.InvalidParams("Invalid params: session %s is being loaded", p.SessionID)
 	}
-	content, err := promptContent(p.Prompt)
+	content, err := promptContent(p.Prompt, b.imagePolicy(s))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package bridge
 
 import (
+	"encoding/base64"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -27,7 +30,7 @@ func TestPromptFileURIs(t *testing.T) {
 		{"https://example.com/a%20b", `uri="https://example.com/a%20b"`},
 	}
 	for _, c := range cases {
-		out, err := promptContent([]acp.ContentBlock{{Type: "resource_link", Name: "n", URI: c.uri}})
+		out, err := promptContent([]acp.ContentBlock{{Type: "resource_link", Name: "n", URI: c.uri}}, imagePolicy{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,11 +38,40 @@ func TestPromptFileURIs(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.uri, got, want)
 		}
 	}
-	out, err := promptContent([]acp.ContentBlock{{Type: "resource", Resource: &acp.EmbeddedResource{URI: "file:///p/a%20b.go", Text: "package p"}}})
+	out, err := promptContent([]acp.ContentBlock{{Type: "resource", Resource: &acp.EmbeddedResource{URI: "file:///p/a%20b.go", Text: "package p"}}}, imagePolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := tools.JoinText(out); got != "\n<resource path=\"/p/a b.go\">\npackage p\n</resource>\n" {
 		t.Errorf("resource: %q", got)
+	}
+}
+
+// TestPromptImageCap: the images of one prompt may come to
+// MaxPromptImageBytes decoded bytes, not one more; an image's base64
+// with line breaks is kept in its standard form.
+func TestPromptImageCap(t *testing.T) {
+	ok := imagePolicy{model: "m", ok: true}
+	half := base64.StdEncoding.EncodeToString(make([]byte, MaxPromptImageBytes/2))
+	img := acp.ContentBlock{Type: acp.BlockImage, MimeType: "image/png", Data: half}
+	out, err := promptContent([]acp.ContentBlock{img, img}, ok)
+	if err != nil || len(out) != 2 || out[1].Data != half || out[1].Type != tools.ContentImage || out[1].MimeType != "image/png" {
+		t.Fatalf("exactly the cap: %v (%d blocks)", err, len(out))
+	}
+	_, err = promptContent([]acp.ContentBlock{img, img, {Type: acp.BlockImage, MimeType: "image/gif", Data: "R0lG"}}, ok)
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ae.Code != acp.CodeInvalidParams || ae.Message != "Invalid params: prompt[2]: the prompt's images come to more than 20 MiB (the limit per prompt)" {
+		t.Errorf("3 bytes past the cap: %v", err)
+	}
+	out, err = promptContent([]acp.ContentBlock{{Type: acp.BlockImage, MimeType: "image/png", Data: "iVBO\nRw0K\r\nGgo="}}, ok)
+	if err != nil || out[0].Data != "iVBORw0KGgo=" {
+		t.Errorf("base64 with line breaks: %+v, %v", out, err)
+	}
+	_, err = promptContent([]acp.ContentBlock{{Type: acp.BlockImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}, imagePolicy{model: "deepseek-chat"})
+	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "the model deepseek-chat does not take images (dsh-acp --model-images deepseek-chat tells the agent it does)") {
+		t.Errorf("text-only model: %v", err)
+	}
+	if _, err := promptContent([]acp.ContentBlock{{Type: acp.BlockImage, MimeType: "image/", Data: "iVBORw0KGgo="}}, ok); err == nil {
+		t.Error(`mimeType "image/" accepted`)
 	}
 }

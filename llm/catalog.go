@@ -53,10 +53,12 @@ func (p Price) Cost(u Usage, at time.Time) float64 {
 }
 
 // Known is what a catalog knows about one model: its context window in
-// tokens (0: not known) and its price (nil: not known).
+// tokens (0: not known), its price (nil: not known) and whether it takes
+// image input (Images; false also when not known).
 type Known struct {
 	ContextWindow int
 	Price         *Price
+	Images        bool
 }
 
 // Catalog is what is known about an endpoint's models without asking
@@ -76,7 +78,8 @@ func (c Catalog) Lookup(id string) (Known, bool) {
 
 // Merge returns c with over's facts on top: over's models are offered
 // after c's (each once), and a model over describes takes over's context
-// window (when it has one) and price (when it has one).
+// window (when it has one) and price (when it has one), and takes images
+// when either says it does.
 func (c Catalog) Merge(over Catalog) Catalog {
 	out := Catalog{Models: map[string]Known{}}
 	for id, k := range c.Models {
@@ -97,6 +100,7 @@ func (c Catalog) Merge(over Catalog) Catalog {
 		if k.Price != nil {
 			cur.Price = k.Price
 		}
+		cur.Images = cur.Images || k.Images
 		out.Models[id] = cur
 	}
 	return out
@@ -149,7 +153,8 @@ const deepSeekContext = 1 << 20
 // billed at Flash prices, so they are priced (not offered). The page no
 // longer names deepseek-chat or deepseek-reasoner (reports say the API
 // dropped them on 2026-07-24), so they have no entry: a session on one of
-// them shows no cost rather than a guessed one.
+// them shows no cost rather than a guessed one. None of them takes images
+// (Known.Images is false; see ImageModels for why).
 func DeepSeek() Catalog {
 	flash := &Price{Currency: "USD", Rates: Rates{CacheHit: 0.006, CacheMiss: 0.30, Output: 1.20},
 		OffPeak: &Rates{CacheHit: 0.003, CacheMiss: 0.15, Output: 0.60}, Peak: deepSeekPeak}
@@ -174,19 +179,21 @@ type priceFile struct {
 		CachedInput   *float64 `json:"cachedInput"`
 		Output        *float64 `json:"output"`
 		ContextWindow int      `json:"contextWindow"`
+		Images        bool     `json:"images"`
 	} `json:"models"`
 }
 
 // LoadCatalog reads a price file (--prices FILE):
 //
 //	{"currency": "USD",
-//	 "models": {"my-model": {"input": 0.27, "cachedInput": 0.07, "output": 1.10, "contextWindow": 65536}}}
+//	 "models": {"my-model": {"input": 0.27, "cachedInput": 0.07, "output": 1.10, "contextWindow": 65536, "images": true}}}
 //
 // Prices are per 1,000,000 tokens in currency (default "USD"); input is
 // the cache-miss input price, cachedInput the cache-hit one (default:
 // input), output the output price. A model with input and output is
 // priced at those rates at all hours; one with neither only gives its
-// contextWindow (tokens). Every model named is offered by the model
+// contextWindow (tokens); "images": true says the model takes image
+// input (the default is false). Every model named is offered by the model
 // selector when the endpoint's own list is not available, in name
 // order. Errors name the file and the field: a file that cannot be read
 // or is not this JSON, a negative or partial price, a negative window,
@@ -216,7 +223,7 @@ func LoadCatalog(path string) (Catalog, error) {
 		if m.ContextWindow < 0 {
 			return Catalog{}, fmt.Errorf("price file %s: models.%s.contextWindow must not be negative", path, id)
 		}
-		k := Known{ContextWindow: m.ContextWindow}
+		k := Known{ContextWindow: m.ContextWindow, Images: m.Images}
 		switch {
 		case m.Input == nil && m.Output == nil && m.CachedInput == nil:
 		case m.Input == nil || m.Output == nil:
@@ -250,6 +257,22 @@ type Meter struct {
 	// ContextWindow is the window of a model nothing else describes
 	// (--context-window); <= 0 means DefaultContextWindow.
 	ContextWindow int
+	// ImageModels are models that take images besides those the catalog
+	// says do (--model-images).
+	ImageModels ImageModels
+}
+
+// Images reports whether model takes image input: ImageModels names it
+// or the catalog says so (Known.Images). A nil Meter knows of none.
+func (m *Meter) Images(model string) bool {
+	if m == nil {
+		return false
+	}
+	if m.ImageModels.Accepts(model) {
+		return true
+	}
+	k, ok := m.Catalog.Lookup(model)
+	return ok && k.Images
 }
 
 // Size is model's context window in tokens.

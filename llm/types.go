@@ -9,15 +9,33 @@ import (
 // Message is one entry of the conversation sent to the model.
 //
 // Role is "system", "user", "assistant" or "tool". Reasoning, ToolCalls are
-// used on assistant messages only, ToolCallID on tool messages only. The
-// caller may keep Reasoning on every assistant message; MarshalJSON decides
-// what goes on the wire (see its doc).
+// used on assistant messages only, ToolCallID on tool messages only, Parts
+// on user messages only. The caller may keep Reasoning on every assistant
+// message; MarshalJSON decides what goes on the wire (see its doc).
 type Message struct {
 	Role       string     // "system", "user", "assistant", "tool"
 	Content    string     // the text of the message (a tool's output for role "tool")
 	Reasoning  string     // assistant only; sent as reasoning_content only when ToolCalls is non-empty
 	ToolCalls  []ToolCall // assistant only, in the order the model produced them
 	ToolCallID string     // tool only: the id of the call this message answers
+	// Parts, when non-empty, is a user message's content instead of
+	// Content: text and images in order, sent as the chat-completions
+	// content array (for models that take images).
+	Parts []Part
+}
+
+// Part is one part of a user message's content array: a text part (Text)
+// or, when ImageURL is set, an image given by its URL, usually a data URL
+// "data:<mime type>;base64,<data>" (Text is then unused).
+type Part struct {
+	Text     string
+	ImageURL string
+}
+
+// ImagePart returns the part for an image of type mimeType (e.g.
+// "image/png") whose bytes are the standard base64 text data.
+func ImagePart(mimeType, data string) Part {
+	return Part{ImageURL: "data:" + mimeType + ";base64," + data}
 }
 
 // ToolCall is one function call requested by the model.

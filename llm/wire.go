@@ -39,6 +39,24 @@ type wirePlain struct {
 	Content string `json:"content"`
 }
 
+// wireParts is a user message with a content array.
+type wireParts struct {
+	Role    string     `json:"role"`
+	Content []wirePart `json:"content"`
+}
+
+// wirePart is one element of a content array: {"type":"text","text"} or
+// {"type":"image_url","image_url":{"url"}}.
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
 // marshalNoEscape encodes v like json.Marshal but leaves <, > and & as they
 // are, so text and tool arguments go out as close to byte for byte as JSON allows.
 func marshalNoEscape(v any) ([]byte, error) {
@@ -61,8 +79,23 @@ func marshalNoEscape(v any) ([]byte, error) {
 //     [{"id","type":"function","function":{"name","arguments"}}] with
 //     arguments passed through as the model produced them.
 //   - tool: {"role","tool_call_id","content"}, content "(no output)" when empty.
+//   - user with Parts: {"role","content":[...]}, each part
+//     {"type":"text","text"} or {"type":"image_url","image_url":{"url"}}
+//     (the OpenAI-compatible content array), in order.
 func (m Message) MarshalJSON() ([]byte, error) {
 	switch m.Role {
+	case "user":
+		if len(m.Parts) > 0 {
+			w := wireParts{Role: m.Role, Content: make([]wirePart, len(m.Parts))}
+			for i, p := range m.Parts {
+				if p.ImageURL != "" {
+					w.Content[i] = wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: p.ImageURL}}
+				} else {
+					w.Content[i] = wirePart{Type: "text", Text: &p.Text}
+				}
+			}
+			return marshalNoEscape(w)
+		}
 	case "assistant":
 		w := wireAssistant{Role: m.Role}
 		if m.Content != "" || len(m.ToolCalls) > 0 {
@@ -89,22 +122,44 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a message in the wire form MarshalJSON writes (a null
-// content becomes ""). Reasoning that was not sent cannot come back, and a
-// tool message's "(no output)" stays as that text.
+// content becomes "", a content array becomes Parts). Reasoning that was
+// not sent cannot come back, and a tool message's "(no output)" stays as
+// that text. A content part of another type is an error.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	var w struct {
-		Role       string         `json:"role"`
-		Content    *string        `json:"content"`
-		Reasoning  *string        `json:"reasoning_content"`
-		ToolCalls  []wireToolCall `json:"tool_calls"`
-		ToolCallID string         `json:"tool_call_id"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		Reasoning  *string         `json:"reasoning_content"`
+		ToolCalls  []wireToolCall  `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("llm: decode message: %w", err)
 	}
 	*m = Message{Role: w.Role, ToolCallID: w.ToolCallID}
-	if w.Content != nil {
-		m.Content = *w.Content
+	if c := bytes.TrimSpace(w.Content); len(c) > 0 && c[0] == '[' {
+		var parts []wirePart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return fmt.Errorf("llm: decode message content: %w", err)
+		}
+		for i, p := range parts {
+			switch {
+			case p.Type == "text" && p.Text != nil:
+				m.Parts = append(m.Parts, Part{Text: *p.Text})
+			case p.Type == "image_url" && p.ImageURL != nil:
+				m.Parts = append(m.Parts, Part{ImageURL: p.ImageURL.URL})
+			default:
+				return fmt.Errorf("llm: decode message: content part %d: unsupported type %q", i, p.Type)
+			}
+		}
+	} else if len(c) > 0 {
+		var text *string
+		if err := json.Unmarshal(c, &text); err != nil {
+			return fmt.Errorf("llm: decode message content: %w", err)
+		}
+		if text != nil {
+			m.Content = *text
+		}
 	}
 	if w.Reasoning != nil {
 		m.Reasoning = *w.Reasoning

@@ -107,7 +107,11 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		var out []acp.Update
 		id := session.UserMessageID(d.Turn)
 		for _, c := range d.Content {
-			out = append(out, acp.UserMessageChunk{Content: acp.TextBlock(c.Text), MessageID: id})
+			block := acp.TextBlock(c.Text)
+			if c.Type == tools.ContentImage {
+				block = acp.ContentBlock{Type: acp.BlockImage, Data: c.Data, MimeType: c.MimeType}
+			}
+			out = append(out, acp.UserMessageChunk{Content: block, MessageID: id})
 		}
 		return out
 	case session.Notice:

@@ -113,6 +113,7 @@ func TestErrorTable(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	sid := h.start(harnessOpts{})
 	image := map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}}}
+	audio := map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}}
 	cases := []struct {
 		name, method string
 		params       any
@@ -124,7 +125,8 @@ func TestErrorTable(t *testing.T) {
 		{"invalid params", "session/new", map[string]any{"cwd": 5}, acp.CodeInvalidParams, "Invalid params"},
 		{"missing cwd", "session/new", map[string]any{"cwd": "/no/such/dir", "mcpServers": []any{}}, acp.CodeInvalidParams, "not a directory"},
 		{"relative cwd", "session/new", map[string]any{"cwd": "proj", "mcpServers": []any{}}, acp.CodeInvalidParams, "absolute"},
-		{"unsupported block", "session/prompt", image, acp.CodeInvalidParams, `"image"`},
+		{"unsupported block", "session/prompt", audio, acp.CodeInvalidParams, `unsupported content block type "audio"`},
+		{"image for a text-only model", "session/prompt", image, acp.CodeInvalidParams, "the model deepseek-chat does not take images"},
 		{"empty prompt", "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{}}, acp.CodeInvalidParams, "empty"},
 		{"blank prompt", "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "  "}}}, acp.CodeInvalidParams, "empty"},
 		{"unknown auth method", "authenticate", map[string]any{"methodId": "oauth"}, acp.CodeInvalidParams, "oauth"},

@@ -58,6 +58,8 @@ type harnessOpts struct {
 	mcpWait time.Duration
 	// auth replaces Options.Auth (nil: only testExecutable set).
 	auth *bridge.Auth
+	// images is Options.ImageModels, as --model-images reads it.
+	images string
 }
 
 // testExecutable is the agent's path the login method names in the
@@ -95,9 +97,13 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.auth != nil {
 		auth = *o.auth
 	}
+	images, err := llm.ParseImageModels(o.images)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
 		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...), MCPWait: o.mcpWait,
-		Auth: auth}
+		Auth: auth, ImageModels: images}
 	if o.options != nil {
 		o.options(&opts)
 	}

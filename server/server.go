@@ -97,6 +97,12 @@ type Options struct {
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
 	// checks nothing, for replays and tests).
 	Auth Auth
+	// ImageModels are the models that take image input besides those
+	// the catalog says do (--model-images); the zero value adds none.
+	// initialize advertises promptCapabilities.image when the default
+	// model, a catalog model or one of these takes images, and a prompt
+	// may carry images only when its session's model takes them.
+	ImageModels llm.ImageModels
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
@@ -173,13 +179,14 @@ func New(o Options) (*Server, error) {
 	if o.Models != nil {
 		models = llm.NewModelList(o.Models, o.ModelsTimeout, o.Log)
 	}
+	meter := &llm.Meter{Catalog: o.Catalog, Listed: models, ContextWindow: o.ContextWindow, ImageModels: o.ImageModels}
 	a := agent.New(agent.Config{
 		Client:   o.Client,
 		Tools:    reg,
 		Model:    o.Model,
 		MaxSteps: o.MaxSteps,
 		Log:      o.Log,
-		Meter:    &llm.Meter{Catalog: o.Catalog, Listed: models, ContextWindow: o.ContextWindow},
+		Meter:    meter,
 	})
 	b := bridge.New(bridge.Config{
 		Agent:            a,
@@ -198,6 +205,8 @@ func New(o Options) (*Server, error) {
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
 		Auth:             o.Auth,
+		Images:           meter.Images,
+		OffersImages:     offersImages(meter, o),
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools
@@ -237,4 +246,20 @@ func (s *Server) Close() {
 	s.models.Close()
 	s.shell.Shutdown()
 	s.bridge.Close()
+}
+
+// offersImages reports whether a model the sessions may use takes images
+// (what initialize advertises, once): the default model, a model the
+// catalog offers, or any model --model-images names (the endpoint's own
+// list, which may offer it, is not in yet at initialize).
+func offersImages(m *llm.Meter, o Options) bool {
+	if m.Images(o.Model) || o.ImageModels.Any() {
+		return true
+	}
+	for _, id := range o.Catalog.Offer {
+		if m.Images(id) {
+			return true
+		}
+	}
+	return false
 }

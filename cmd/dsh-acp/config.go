@@ -71,6 +71,8 @@ type config struct {
 	// Env is the environment parseConfig read (the key variables are
 	// looked up again at each model request).
 	Env func(string) (string, bool)
+	// ImageModels are the models that take image input (--model-images).
+	ImageModels llm.ImageModels
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -85,7 +87,7 @@ func modeList() string {
 
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
-	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow *string
+	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -108,6 +110,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
+	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
@@ -147,7 +150,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	fs.Usage = func() {} // printed below, where it belongs
 	v := defineFlags(fs, &c, get)
 	logLevel, maxSteps, lineBase := v.logLevel, v.maxSteps, v.lineBase
-	sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow := v.sandboxMode, v.sandboxNet, v.maxMessage, v.mcpWait, v.idle, v.contextWindow
+	sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images := v.sandboxMode, v.sandboxNet, v.maxMessage, v.mcpWait, v.idle, v.contextWindow, v.images
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -200,6 +203,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	}
 	if c.MCPWait, err = parseTimeout(*mcpWait); err != nil {
 		return c, fmt.Errorf("--mcp-wait (or DSH_MCP_WAIT) must be a duration (e.g. 2s) or 0, got %q", *mcpWait)
+	}
+	if c.ImageModels, err = llm.ParseImageModels(*images); err != nil {
+		return c, fmt.Errorf("--model-images (or DSH_MODEL_IMAGES) must be model names separated by commas, or *: %v", err)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)

@@ -71,3 +71,35 @@ func TestMCPWaitFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestModelImagesFlag: --model-images and DSH_MODEL_IMAGES (the flag
+// wins), none by default, and bad lists refused naming the flag.
+func TestModelImagesFlag(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, ""},
+		{[]string{"--model-images", "gpt-4o, qwen-vl"}, nil, "gpt-4o,qwen-vl"},
+		{nil, map[string]string{"DSH_MODEL_IMAGES": "*"}, "*"},
+		{[]string{"--model-images="}, map[string]string{"DSH_MODEL_IMAGES": "*"}, ""},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.ImageModels.String() != tc.want {
+			t.Errorf("%q %v: %q %v, want %q", tc.args, tc.env, c.ImageModels.String(), err, tc.want)
+		}
+	}
+	c, _ := parseConfig(nil, env(nil), io.Discard)
+	if c.ImageModels.Accepts(c.Model) {
+		t.Errorf("the default model %s takes images by default", c.Model)
+	}
+	for _, v := range []string{"a,,b", "*,gpt-4o"} {
+		if _, err := parseConfig([]string{"--model-images", v}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--model-images") {
+			t.Errorf("%q: %v, want an error naming the flag", v, err)
+		}
+	}
+}

@@ -133,6 +133,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		ThinkingDefault: cfg.Thinking,
 		MCPWait:         cfg.MCPWait,
 		Auth:            authFor(cfg),
+		ImageModels:     cfg.ImageModels,
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.

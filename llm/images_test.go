@@ -1,0 +1,80 @@
+package llm
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestImageModels: the --model-images forms and their errors.
+func TestImageModels(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		yes    []string
+		no     []string
+		string string
+	}{
+		{"", nil, []string{"deepseek-chat", ""}, ""},
+		{"  ", nil, []string{"deepseek-chat"}, ""},
+		{" gpt-4o ,qwen-vl", []string{"gpt-4o", "qwen-vl"}, []string{"deepseek-chat", "gpt-4"}, "gpt-4o,qwen-vl"},
+		{"*", []string{"deepseek-chat", "anything"}, nil, "*"},
+	} {
+		m, err := ParseImageModels(c.in)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		for _, y := range c.yes {
+			if !m.Accepts(y) {
+				t.Errorf("%q: %s not accepted", c.in, y)
+			}
+		}
+		for _, n := range c.no {
+			if m.Accepts(n) {
+				t.Errorf("%q: %s accepted", c.in, n)
+			}
+		}
+		if m.String() != c.string {
+			t.Errorf("%q: String %q", c.in, m.String())
+		}
+	}
+	var zero ImageModels
+	if zero.Accepts("deepseek-chat") {
+		t.Error("the zero value accepts a model")
+	}
+	for _, bad := range []string{"a,,b", ",", "a,", "*,a"} {
+		if _, err := ParseImageModels(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestUserPartsWire: a user message with Parts goes out as the
+// OpenAI-style content array, in order, and reads back the same; a
+// message without Parts keeps its plain string content.
+func TestUserPartsWire(t *testing.T) {
+	m := Message{Role: "user", Content: "ignored", Parts: []Part{{Text: "What is <this>?"}, ImagePart("image/png", "iVBORw0KGgo="), {Text: ""}}}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"user","content":[{"type":"text","text":"What is <this>?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},{"type":"text","text":""}]}`
+	if string(b) != want {
+		t.Errorf("wire\n got  %s\n want %s", b, want)
+	}
+	var back Message
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, Message{Role: "user", Parts: m.Parts}) {
+		t.Errorf("read back %+v", back)
+	}
+	if b, _ := (Message{Role: "user", Content: "hi"}).MarshalJSON(); string(b) != `{"role":"user","content":"hi"}` {
+		t.Errorf("plain user message %s", b)
+	}
+	if b, _ := (Message{Role: "system", Content: "s", Parts: []Part{{Text: "x"}}}).MarshalJSON(); string(b) != `{"role":"system","content":"s"}` {
+		t.Errorf("parts on a system message %s", b)
+	}
+	if err := json.Unmarshal([]byte(`{"role":"user","content":[{"type":"input_audio"}]}`), &back); err == nil {
+		t.Error("an unknown part type read without error")
+	}
+}
