@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/llm"
 )
@@ -343,5 +345,50 @@ func TestAskReplay(t *testing.T) {
 	lc, rc := mergeToolCalls(live), mergeToolCalls(replay)
 	if !reflect.DeepEqual(lc, rc) || !strings.Contains(rc["call_00_0"]["content"], "Answer: Postgres") {
 		t.Errorf("replayed card\n live   %v\n replay %v", lc, rc)
+	}
+}
+
+// TestAskCancel: a session/cancel while the user has the question open
+// ends the turn cancelled at once: the editor's elicitation/create is
+// cancelled with $/cancel_request, the card fails as cancelled, and no
+// further model request is made.
+func TestAskCancel(t *testing.T) {
+	m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Never."}, "stop"))
+	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
+	asked := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	h.client.OnRequest = func(method string, params json.RawMessage) (any, error) {
+		if method == "elicitation/create" {
+			close(asked)
+			<-release
+		}
+		return acp.CreateElicitationResponse{Action: "cancel"}, nil
+	}
+	sid := h.start(harnessOpts{caps: elicitCaps})
+	_, ch, _ := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question was never asked")
+	}
+	h.cancelPrompt(sid, ch, 2*time.Second)
+	c := askFinal(t, h, "call_00_0")
+	if c.Status != acp.StatusFailed || !strings.Contains(strings.Join(contentTexts(c.Content), "\n"), "Cancelled by the user.") {
+		raw, _ := json.Marshal(c)
+		t.Errorf("card after the cancel %s", raw)
+	}
+	var cancels []string
+	for _, l := range h.tr.AgentLines() {
+		var msg acpclient.Message
+		if json.Unmarshal(l, &msg) == nil && msg.Method == "$/cancel_request" {
+			cancels = append(cancels, string(msg.Params))
+		}
+	}
+	if len(cancels) != 1 || !strings.Contains(cancels[0], `"requestId":1`) {
+		t.Errorf("$/cancel_request sent %q, want one for the elicitation (id 1)", cancels)
+	}
+	if m.requests() != 1 {
+		t.Errorf("%d model requests, want 1", m.requests())
 	}
 }
