@@ -2,6 +2,8 @@ package llm
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -76,5 +78,44 @@ func TestUserPartsWire(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"role":"user","content":[{"type":"input_audio"}]}`), &back); err == nil {
 		t.Error("an unknown part type read without error")
+	}
+}
+
+// TestCatalogImages: a price file's "images" reaches the catalog, Merge
+// keeps a model's images from either side, and Meter.Images answers from
+// --model-images and the catalog (none for DeepSeek's models, none for a
+// nil Meter).
+func TestCatalogImages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(`{"models":{"vision-x":{"images":true},"text-y":{"contextWindow":1000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, err := LoadCatalog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !file.Models["vision-x"].Images || file.Models["text-y"].Images {
+		t.Errorf("price file catalog %+v", file.Models)
+	}
+	c := DeepSeek().Merge(file)
+	for id, k := range DeepSeek().Models {
+		if k.Images {
+			t.Errorf("the DeepSeek catalog says %s takes images", id)
+		}
+	}
+	back := file.Merge(Catalog{Models: map[string]Known{"vision-x": {ContextWindow: 5}}})
+	if k := back.Models["vision-x"]; !k.Images || k.ContextWindow != 5 {
+		t.Errorf("merge lost images: %+v", k)
+	}
+	flag, _ := ParseImageModels("gpt-4o")
+	m := &Meter{Catalog: c, ImageModels: flag}
+	for model, want := range map[string]bool{"vision-x": true, "gpt-4o": true, "text-y": false, "deepseek-flash": false, "deepseek-chat": false} {
+		if got := m.Images(model); got != want {
+			t.Errorf("Images(%s) = %v, want %v", model, got, want)
+		}
+	}
+	var none *Meter
+	if none.Images("vision-x") {
+		t.Error("a nil Meter knows a model that takes images")
 	}
 }

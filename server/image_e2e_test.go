@@ -8,6 +8,8 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // pngData is a 1×1 PNG, base64.
@@ -137,5 +139,36 @@ func TestImageRefused(t *testing.T) {
 	}
 	if stop, err := hi.promptBlocks(sid2, imageBlock("image/png", pngData)); err != nil || stop != acp.StopEndTurn {
 		t.Errorf("an image alone after the refusals: %q, %v", stop, err)
+	}
+}
+
+// TestImageModelChoice: images follow the session's model. A catalog
+// model that takes images (a --prices file's "images": true) makes
+// initialize advertise image although the default model takes none; a
+// prompt with an image is -32602 naming the default model until the
+// session switches to the image model, and then reaches it.
+func TestImageModelChoice(t *testing.T) {
+	m := newRecordingModel(t, e2etest.Text(nil, []string{"A dot."}, "stop"))
+	h := newHarness(t, harnessOpts{model: m.client("k"), options: func(o *server.Options) {
+		o.Catalog = llm.Catalog{Offer: []string{"vision-x"}, Models: map[string]llm.Known{"vision-x": {Images: true}}}
+	}})
+	sid := h.start(harnessOpts{})
+	if !promptImageCap(t, h) {
+		t.Error("initialize does not advertise image though a known model takes images")
+	}
+	_, err := h.promptBlocks(sid, acp.TextBlock("look"), imageBlock("image/png", pngData))
+	var ae *acp.Error
+	if !errors.As(err, &ae) || ae.Code != acp.CodeInvalidParams || !strings.Contains(ae.Message, "the model deepseek-chat does not take images") {
+		t.Errorf("image on the default model: %v", err)
+	}
+	setOption(t, h, sid, "model", "vision-x")
+	if stop, err := h.promptBlocks(sid, acp.TextBlock("look"), imageBlock("image/png", pngData)); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("image on vision-x: %q, %v", stop, err)
+	}
+	m.mu.Lock()
+	user := string(m.reqs[0][1])
+	m.mu.Unlock()
+	if want := `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + pngData + `"}}]}`; user != want {
+		t.Errorf("user message %s, want %s", user, want)
 	}
 }
