@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -137,15 +138,17 @@ func promptImage(i int, bl acp.ContentBlock, img imagePolicy) (tools.Content, in
 	if !strings.HasPrefix(bl.MimeType, "image/") || len(bl.MimeType) == len("image/") {
 		return tools.Content{}, 0, acp.InvalidParams("Invalid params: prompt[%d]: image mimeType %q is not an image type (image/png, image/jpeg, ...)", i, bl.MimeType)
 	}
-	raw, err := base64.StdEncoding.DecodeString(bl.Data)
+	// Checked through a small buffer: the decoded bytes are not kept.
+	n, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, strings.NewReader(bl.Data)))
 	if err != nil {
 		return tools.Content{}, 0, acp.InvalidParams("Invalid params: prompt[%d]: image data is not base64: %v", i, err)
 	}
 	data := bl.Data
-	if base64.StdEncoding.EncodedLen(len(raw)) != len(data) {
+	if base64.StdEncoding.EncodedLen(int(n)) != len(data) {
 		// Line breaks in the text (the decoder skips them): the model
 		// endpoint gets the standard form.
+		raw, _ := base64.StdEncoding.DecodeString(data)
 		data = base64.StdEncoding.EncodeToString(raw)
 	}
-	return tools.Image(data, bl.MimeType), len(raw), nil
+	return tools.Image(data, bl.MimeType), int(n), nil
 }

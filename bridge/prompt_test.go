@@ -75,3 +75,16 @@ func TestPromptImageCap(t *testing.T) {
 		t.Error(`mimeType "image/" accepted`)
 	}
 }
+
+// BenchmarkPromptImage: checking a prompt that carries the most images
+// allowed (20 MiB decoded, in one image).
+func BenchmarkPromptImage(b *testing.B) {
+	data := base64.StdEncoding.EncodeToString(make([]byte, MaxPromptImageBytes))
+	blocks := []acp.ContentBlock{acp.TextBlock("look"), {Type: acp.BlockImage, MimeType: "image/png", Data: data}}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := promptContent(blocks, imagePolicy{model: "m", ok: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
