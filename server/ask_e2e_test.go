@@ -392,3 +392,30 @@ func TestAskCancel(t *testing.T) {
 		t.Errorf("%d model requests, want 1", m.requests())
 	}
 }
+
+// TestAskElicitationFails: an editor that advertised elicitation but
+// fails the request (here -32601) is asked the next way, a permission
+// request whose options are the choices.
+func TestAskElicitationFails(t *testing.T) {
+	m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Noted."}, "stop"))
+	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
+	ac := &askClient{option: "choice-1"}
+	var elicits int
+	h.client.OnRequest = func(method string, params json.RawMessage) (any, error) {
+		if method == "elicitation/create" {
+			elicits++
+			return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: "Method not found: elicitation/create"}
+		}
+		return ac.handle(method, params)
+	}
+	sid := h.start(harnessOpts{caps: elicitCaps})
+	if stop, err := h.prompt(sid, "db?"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if elicits != 1 || len(ac.permissions) != 1 {
+		t.Fatalf("%d elicitations, %d permission requests; want 1 each", elicits, len(ac.permissions))
+	}
+	if got := m.toolMessage(2, "call_00_0"); got != "The user answered: Postgres" {
+		t.Errorf("the model got %q", got)
+	}
+}
