@@ -1,10 +1,9 @@
 // Package server assembles the agent the way the binary runs it: a tools
 // registry with the default tools (toolfs, toolbash, tooltodo, toolask,
-// toolsearch) and any
-// extra ones, the bridge's permission step in the execute chain, the
-// agent loop and the ACP bridge, all from one Options value. cmd/dsh-acp
-// turns flags and environment into Options; the end-to-end tests build
-// the same server in-process.
+// toolsearch) and any extra ones, the bridge's permission step in the
+// execute chain, the agent loop and the ACP bridge, all from one Options
+// value. cmd/dsh-acp turns flags and environment into Options; the
+// end-to-end tests build the same server in-process.
 package server
 
 import (
@@ -107,9 +106,8 @@ type Options struct {
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
 	// concurrency safety (tools.Tool Class, ConcurrencySafe); nothing
-	// else needs to know it. A tool that
-	// fails to register (a name already taken, an invalid schema) is an
-	// error from New.
+	// else needs to know it. A tool that fails to register (a name
+	// already taken, an invalid schema) is an error from New.
 	Tools []tools.Tool
 }
 
