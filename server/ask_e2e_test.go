@@ -103,6 +103,9 @@ func (a *askClient) handle(method string, params json.RawMessage) (any, error) {
 
 const askArgs = `{"question":"Which database should I use?","options":["Postgres","SQLite"]}`
 
+// askID is the id of the one ask_user call with askArgs.
+var askID = e2etest.CallID(0, 0, "ask_user", askArgs)
+
 var elicitCaps = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
 
 // askFinal is the last tool_call_update of call id that ends it.
@@ -144,7 +147,7 @@ func TestAskElicitation(t *testing.T) {
 		{"default", acp.CreateElicitationResponse{Action: "cancel"}, "The user dismissed the question without answering.", "Dismissed."},
 	} {
 		t.Run(c.answer.Action, func(t *testing.T) {
-			m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Noted."}, "stop"))
+			m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
 			h := newHarness(t, harnessOpts{model: m.client("k"), mode: c.mode})
 			ac := &askClient{elicit: c.answer}
 			h.client.OnRequest = ac.handle
@@ -157,16 +160,16 @@ func TestAskElicitation(t *testing.T) {
 			}
 			e := ac.elicits[0]
 			f := e.RequestedSchema.Properties["answer"]
-			if e.Mode != "form" || e.Message != "Which database should I use?" || e.SessionID != sid || e.ToolCallID != "call_00_0" ||
+			if e.Mode != "form" || e.Message != "Which database should I use?" || e.SessionID != sid || e.ToolCallID != askID ||
 				e.RequestedSchema.Type != "object" || !reflect.DeepEqual(e.RequestedSchema.Required, []string{"answer"}) ||
 				f.Type != "string" || !reflect.DeepEqual(f.Enum, []string{"Postgres", "SQLite"}) {
 				raw, _ := json.Marshal(e)
 				t.Errorf("elicitation/create %s", raw)
 			}
-			if got := m.toolMessage(2, "call_00_0"); got != c.model {
+			if got := m.toolMessage(2, askID); got != c.model {
 				t.Errorf("the model got %q, want %q", got, c.model)
 			}
-			card := askFinal(t, h, "call_00_0")
+			card := askFinal(t, h, askID)
 			if card.Status != acp.StatusCompleted || !reflect.DeepEqual(contentTexts(card.Content), []string{"1. Postgres\n2. SQLite", c.line}) {
 				raw, _ := json.Marshal(card)
 				t.Errorf("final card %s", raw)
@@ -179,7 +182,8 @@ func TestAskElicitation(t *testing.T) {
 // TestAskElicitationFreeText: a question without options is a free
 // text field; the typed answer reaches the model.
 func TestAskElicitationFreeText(t *testing.T) {
-	m := newRecordingModel(t, stepSSE("00", "ask_user", `{"question":"What should the service be called?"}`), e2etest.Text(nil, []string{"OK."}, "stop"))
+	const args = `{"question":"What should the service be called?"}`
+	m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", args}), e2etest.Text(nil, []string{"OK."}, "stop"))
 	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
 	ac := &askClient{elicit: acp.CreateElicitationResponse{Action: "accept", Content: map[string]any{"answer": "ledger-api"}}}
 	h.client.OnRequest = ac.handle
@@ -190,7 +194,7 @@ func TestAskElicitationFreeText(t *testing.T) {
 	if len(ac.elicits) != 1 || ac.elicits[0].RequestedSchema.Properties["answer"].Enum != nil {
 		t.Fatalf("elicitations %+v", ac.elicits)
 	}
-	if got := m.toolMessage(2, "call_00_0"); got != "The user answered: ledger-api" {
+	if got := m.toolMessage(2, e2etest.CallID(0, 0, "ask_user", args)); got != "The user answered: ledger-api" {
 		t.Errorf("the model got %q", got)
 	}
 }
@@ -210,7 +214,7 @@ func TestAskPermissionFallback(t *testing.T) {
 		{"default", "cancelled", "The user dismissed the question without answering.", "Dismissed."},
 	} {
 		t.Run(c.option, func(t *testing.T) {
-			m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Noted."}, "stop"))
+			m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
 			h := newHarness(t, harnessOpts{model: m.client("k"), mode: c.mode})
 			ac := &askClient{option: c.option}
 			h.client.OnRequest = ac.handle
@@ -227,16 +231,16 @@ func TestAskPermissionFallback(t *testing.T) {
 				{OptionID: "choice-2", Name: "SQLite", Kind: acp.AllowOnce},
 				{OptionID: "decline", Name: "Decline", Kind: acp.RejectOnce},
 			}
-			if !reflect.DeepEqual(p.Options, want) || p.ToolCall.ToolCallID != "call_00_0" || p.ToolCall.Title == nil ||
+			if !reflect.DeepEqual(p.Options, want) || p.ToolCall.ToolCallID != askID || p.ToolCall.Title == nil ||
 				*p.ToolCall.Title != "Which database should I use?" || p.ToolCall.Kind != "other" ||
 				!reflect.DeepEqual(contentTexts(p.ToolCall.Content), []string{"1. Postgres\n2. SQLite"}) {
 				raw, _ := json.Marshal(p)
 				t.Errorf("permission request %s", raw)
 			}
-			if got := m.toolMessage(2, "call_00_0"); got != c.model {
+			if got := m.toolMessage(2, askID); got != c.model {
 				t.Errorf("the model got %q, want %q", got, c.model)
 			}
-			card := askFinal(t, h, "call_00_0")
+			card := askFinal(t, h, askID)
 			if card.Status != acp.StatusCompleted || !reflect.DeepEqual(contentTexts(card.Content), []string{"1. Postgres\n2. SQLite", c.line}) {
 				raw, _ := json.Marshal(card)
 				t.Errorf("final card %s", raw)
@@ -277,12 +281,12 @@ func TestAskEndTurn(t *testing.T) {
 		t.Errorf("agent message %q, want %q", got, wantMsg)
 	}
 	checkToolCallsEnd(t, us)
-	if c := askFinal(t, h, "call_00_0"); c.Status != acp.StatusCompleted ||
+	if c := askFinal(t, h, e2etest.CallID(0, 0, "ask_user", question)); c.Status != acp.StatusCompleted ||
 		contentTexts(c.Content)[len(c.Content)-1] != "Asked in the conversation: the next message is the answer." {
 		raw, _ := json.Marshal(c)
 		t.Errorf("question card %s", raw)
 	}
-	if c := askFinal(t, h, "call_00_1"); c.Status != acp.StatusFailed {
+	if c := askFinal(t, h, e2etest.CallID(0, 1, "card_generic", `{"path":"src/a.go"}`)); c.Status != acp.StatusFailed {
 		t.Errorf("the call after the question: %+v", c)
 	}
 	checkGolden(t, "ask-end-turn", h, sid)
@@ -327,7 +331,7 @@ func TestAskEndTurn(t *testing.T) {
 // TestAskReplay: an answered question (permission fallback) is replayed
 // by session/load with the same card: the choices and the answer.
 func TestAskReplay(t *testing.T) {
-	m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Noted."}, "stop"))
+	m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
 	state := t.TempDir()
 	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default", stateDir: state})
 	h.client.OnRequest = (&askClient{option: "choice-1"}).handle
@@ -343,7 +347,7 @@ func TestAskReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc, rc := mergeToolCalls(live), mergeToolCalls(replay)
-	if !reflect.DeepEqual(lc, rc) || !strings.Contains(rc["call_00_0"]["content"], "Answer: Postgres") {
+	if !reflect.DeepEqual(lc, rc) || !strings.Contains(rc[askID]["content"], "Answer: Postgres") {
 		t.Errorf("replayed card\n live   %v\n replay %v", lc, rc)
 	}
 }
@@ -353,7 +357,7 @@ func TestAskReplay(t *testing.T) {
 // cancelled with $/cancel_request, the card fails as cancelled, and no
 // further model request is made.
 func TestAskCancel(t *testing.T) {
-	m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Never."}, "stop"))
+	m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Never."}, "stop"))
 	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
 	asked := make(chan struct{})
 	release := make(chan struct{})
@@ -373,7 +377,7 @@ func TestAskCancel(t *testing.T) {
 		t.Fatal("the question was never asked")
 	}
 	h.cancelPrompt(sid, ch, 2*time.Second)
-	c := askFinal(t, h, "call_00_0")
+	c := askFinal(t, h, askID)
 	if c.Status != acp.StatusFailed || !strings.Contains(strings.Join(contentTexts(c.Content), "\n"), "Cancelled by the user.") {
 		raw, _ := json.Marshal(c)
 		t.Errorf("card after the cancel %s", raw)
@@ -397,7 +401,7 @@ func TestAskCancel(t *testing.T) {
 // fails the request (here -32601) is asked the next way, a permission
 // request whose options are the choices.
 func TestAskElicitationFails(t *testing.T) {
-	m := newRecordingModel(t, stepSSE("00", "ask_user", askArgs), e2etest.Text(nil, []string{"Noted."}, "stop"))
+	m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
 	h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
 	ac := &askClient{option: "choice-1"}
 	var elicits int
@@ -415,7 +419,7 @@ func TestAskElicitationFails(t *testing.T) {
 	if elicits != 1 || len(ac.permissions) != 1 {
 		t.Fatalf("%d elicitations, %d permission requests; want 1 each", elicits, len(ac.permissions))
 	}
-	if got := m.toolMessage(2, "call_00_0"); got != "The user answered: Postgres" {
+	if got := m.toolMessage(2, askID); got != "The user answered: Postgres" {
 		t.Errorf("the model got %q", got)
 	}
 }
