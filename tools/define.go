@@ -26,6 +26,10 @@ type Def[A any] struct {
 	Execute func(ctx context.Context, ex *Exec, args A) (Output, error)
 	// PresentCall returns the pending card (nil for the generic fallback).
 	PresentCall func(args A) ToolCallView
+	// PresentStart returns the card of a call whose arguments are still
+	// streaming (see Tool.PresentStart): args holds the members complete
+	// so far, the others are zero; nil means not yet.
+	PresentStart func(args A) ToolCallView
 	// PresentResult returns the completed card (nil for the generic
 	// fallback).
 	PresentResult func(args A, r ResultInput) ToolResultView
@@ -108,6 +112,15 @@ func Define[A any](d Def[A]) Tool {
 			return present(a)
 		}
 	}
+	if present := d.PresentStart; present != nil {
+		t.PresentStart = func(partial json.RawMessage) ToolCallView {
+			a, err := decodePartial[A](spec, node, partial)
+			if err != nil {
+				return nil
+			}
+			return present(a)
+		}
+	}
 	if present := d.PresentResult; present != nil {
 		t.PresentResult = func(args json.RawMessage, r ResultInput) ToolResultView {
 			a, ok := presentArgs(args)
@@ -175,4 +188,38 @@ func decodeFull[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error)
 	}
 	err = decodeInto(&a, raw, parsed, node)
 	return a, err
+}
+
+// decodePartial decodes the members of a call's arguments that are
+// complete so far as Define decodes whole arguments, except that a
+// required top-level member may still be missing (it has not streamed
+// yet); a member that is there must be valid.
+func decodePartial[A any](spec Spec, node *keyNode, raw json.RawMessage) (A, error) {
+	var a A
+	parsed, err := ParseArgs(raw)
+	if err != nil {
+		return a, err
+	}
+	var left []string
+	for _, v := range spec.Validate(parsed) {
+		if !missingTopLevel(spec, v) {
+			left = append(left, v)
+		}
+	}
+	if len(left) > 0 {
+		return a, &ArgsError{Violations: left}
+	}
+	err = decodeInto(&a, raw, parsed, node)
+	return a, err
+}
+
+// missingTopLevel reports whether violation v is a required top-level
+// property of spec that is absent.
+func missingTopLevel(spec Spec, v string) bool {
+	for _, np := range spec {
+		if np.Prop.Required && v == `missing required property "`+np.Name+`"` {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,11 @@ type Exec struct {
 	// OnStart, when set, is called once by the registry when the call
 	// passes every middleware (permission included) and is about to run.
 	OnStart func()
+	// OnPreview, when set, receives what the call would change (the
+	// tool's Preview, e.g. the hunks of a write) as soon as the permission
+	// step has it, before the call runs or the user is asked: the card
+	// shows the real change from the start. It may be nil.
+	OnPreview func(ToolCallView)
 }
 
 // Access is what one tool call touches: the files or directories it
@@ -126,6 +131,15 @@ type Tool struct {
 	// pure and total: the same answer for the same input, no panics, no
 	// errors, also for argument shapes of older versions.
 	PresentCall func(args json.RawMessage) ToolCallView
+	// PresentStart, when set, returns the card of a call whose arguments
+	// are still streaming, given the top-level members complete so far
+	// as a JSON object (see ArgsScanner): the call is announced with it as
+	// soon as it returns a view (e.g. once a path is known), instead of
+	// with the tool's name at once. A nil view means not yet; the card
+	// then waits for more members, at the latest until the arguments are
+	// complete. Pure and total like PresentCall. Terminal tools are
+	// always announced with their complete arguments.
+	PresentStart func(partial json.RawMessage) ToolCallView
 	// PresentResult returns the card for a completed call, given the raw
 	// arguments and the result; nil means the generic fallback. Pure and
 	// total like PresentCall.
@@ -157,6 +171,20 @@ func (t Tool) CallView(args json.RawMessage) (v ToolCallView) {
 		}
 	}()
 	return t.PresentCall(args)
+}
+
+// StartView calls t.PresentStart safely: it returns nil when PresentStart
+// is nil, returns nil, or panics.
+func (t Tool) StartView(partial json.RawMessage) (v ToolCallView) {
+	if t.PresentStart == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.PresentStart(partial)
 }
 
 // ResultView calls t.PresentResult safely: it returns nil when PresentResult

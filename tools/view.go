@@ -9,9 +9,10 @@ type FileLocation struct {
 	Line int    `json:"line,omitempty"`
 }
 
-// FileDiff is one file's change. OldText nil means there is no prior text (a
-// new file, or a call-time card that cannot see the old content); it
-// marshals as an explicit null.
+// FileDiff is one file's change. OldText nil means there is no prior text:
+// a new file, nothing else (a card that cannot see the old content shows
+// no diff rather than one that would claim a new file); it marshals as an
+// explicit null.
 type FileDiff struct {
 	Path    string  `json:"path"`
 	OldText *string `json:"oldText"`
