@@ -2,6 +2,7 @@ package hunks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,6 +128,7 @@ func checkHunks(t testing.TB, before, after string, hs []Hunk) {
 		if h.FirstChange < 1 || h.FirstChange < h.NewStart || h.FirstChange > max(1, newEnd+1) {
 			t.Fatalf("hunk %d: FirstChange %d outside +%d,%d", n, h.FirstChange, h.NewStart, h.NewLines)
 		}
+		checkChangeLines(t, n, h, countNewLines(after))
 	}
 }
 
@@ -165,4 +167,53 @@ func lcsLen[T comparable](a, b []T) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// countNewLines is the number of lines of text as hunks counts them.
+func countNewLines(text string) int {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
+}
+
+// checkChangeLines checks ChangeLines against the body walked on its own:
+// one line per block, the first one FirstChange, each the new line of the
+// block's first added line, or for a removal only the line after it (the
+// last line of a file of total lines when nothing follows, 1 when empty).
+func checkChangeLines(t testing.TB, n int, h Hunk, total int) {
+	t.Helper()
+	var want []int
+	line := h.NewStart - 1 // the new line of the last new-side line seen
+	if h.NewLines == 0 {
+		line = h.NewStart // the line before the (empty) range
+	}
+	for i := 0; i < len(h.Lines); i++ {
+		if h.Lines[i].Kind == ' ' {
+			line++
+			continue
+		}
+		j := i
+		for j < len(h.Lines) && h.Lines[j].Kind == '-' {
+			j++
+		}
+		at := line + 1
+		if at > total {
+			at = max(1, total)
+		}
+		want = append(want, at)
+		for i < len(h.Lines) && h.Lines[i].Kind != ' ' {
+			if h.Lines[i].Kind == '+' {
+				line++
+			}
+			i++
+		}
+		i--
+	}
+	got := h.ChangeLines()
+	if len(got) == 0 || got[0] != h.FirstChange || !slices.Equal(got, want) {
+		t.Fatalf("hunk %d: ChangeLines %v, want %v (FirstChange %d)", n, got, want, h.FirstChange)
+	}
 }

@@ -89,3 +89,39 @@ func (h Hunk) Changed() (removed, added int) {
 	}
 	return removed, added
 }
+
+// ChangeLines returns, for each change block of h (a run of removed and
+// added lines between context lines), the 1-based new-file line of its
+// first changed line, by the rule of FirstChange: the first added line,
+// or for a block that only removes lines the line now at its place (the
+// new file's last line when nothing follows it, 1 when the new file is
+// empty). The first entry is h.FirstChange. Two changes a few lines
+// apart share a hunk (see Context) but get a line each, so a card can
+// point at both.
+func (h Hunk) ChangeLines() []int {
+	// next is the new-file line of the next new-side line.
+	next := h.NewStart
+	if h.NewLines == 0 {
+		next++
+	}
+	last := max(1, h.NewStart+h.NewLines-1) // the hunk's last new line
+	var out []int
+	inBlock := false
+	for _, l := range h.Lines {
+		if l.Kind == ' ' {
+			inBlock = false
+			next++
+			continue
+		}
+		if !inBlock {
+			// A block with no new line after it in the hunk ends the
+			// file (a hunk keeps Context lines after every change).
+			out = append(out, min(next, last))
+			inBlock = true
+		}
+		if l.Kind == '+' {
+			next++
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package hunks
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -281,5 +282,32 @@ func TestSlideTies(t *testing.T) {
 	want := []Line{{' ', "a", false}, {' ', "b", false}, {' ', "b", false}, {'+', "b", false}, {' ', "c", false}}
 	if fmt.Sprint(hs[0].Lines) != fmt.Sprint(want) {
 		t.Fatalf("Lines = %v, want %v", hs[0].Lines, want)
+	}
+}
+
+// TestChangeLinesInOneHunk: changes at lines 40 and 45 share a hunk (at
+// most 2*Context lines apart) but each gets its line; a removal at the end
+// of the file points at the new last line.
+func TestChangeLinesInOneHunk(t *testing.T) {
+	var before, after strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&before, "line %d\n", i)
+		switch i {
+		case 40, 45:
+			fmt.Fprintf(&after, "LINE %d\n", i)
+		case 60:
+		default:
+			fmt.Fprintf(&after, "line %d\n", i)
+		}
+	}
+	hs, err := Compute([]byte(before.String()), []byte(after.String()))
+	if err != nil || len(hs) != 2 {
+		t.Fatalf("%d hunks, %v", len(hs), err)
+	}
+	if got := hs[0].ChangeLines(); !slices.Equal(got, []int{40, 45}) {
+		t.Errorf("first hunk: %v, want [40 45]", got)
+	}
+	if got := hs[1].ChangeLines(); !slices.Equal(got, []int{59}) || hs[1].FirstChange != 59 {
+		t.Errorf("removal at the end: %v (FirstChange %d), want [59]", got, hs[1].FirstChange)
 	}
 }

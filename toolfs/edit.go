@@ -44,6 +44,7 @@ func Edit() tools.Tool {
 		Execute:       executeEdit,
 		Access:        func(a EditArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall:   presentEditCall,
+		PresentStart:  presentEditStart,
 		PresentResult: presentEditResult,
 		Preview:       previewEdit,
 	})
@@ -234,6 +235,16 @@ func presentEditCall(a EditArgs) tools.ToolCallView {
 		d.OldText = &old
 	}
 	return tools.DiffCall{Title: "Edit " + a.FilePath, Diffs: []tools.FileDiff{d}, Locations: []tools.FileLocation{{Path: a.FilePath}}}
+}
+
+// presentEditStart is the card of an edit whose arguments are still
+// streaming, from the moment the path is complete: the title and the
+// file; the strings follow with the complete arguments.
+func presentEditStart(a EditArgs) tools.ToolCallView {
+	if a.FilePath == "" {
+		return nil
+	}
+	return tools.DiffCall{Title: "Edit " + a.FilePath, Locations: []tools.FileLocation{{Path: a.FilePath}}}
 }
 
 // presentEditResult rebuilds the applied hunks from the Meta; without a

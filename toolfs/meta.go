@@ -23,9 +23,10 @@ const (
 // Meta is the result Meta of write and edit (JSON, kept in the session
 // log): what the result card shows, already bounded, with absolute paths.
 // Diffs has one entry per applied hunk (OpUpdate), Locations one per
-// diff shown (the new-file line of the hunk's first changed line, 1-based;
-// for a create, line 1; for OpUnchanged, the path without a line), Note
-// the final text when hunks were left out.
+// change inside the diffs shown (hunks.Hunk.ChangeLines: the new-file
+// line, 1-based, of each run of changed lines, so two changes that share
+// a hunk get a location each; for a create, line 1; for OpUnchanged, the
+// path without a line), Note the final text when hunks were left out.
 type Meta struct {
 	Op        string               `json:"op"`
 	Path      string               `json:"path"`
@@ -50,7 +51,9 @@ func hunkMeta(path string, hs []hunks.Hunk) Meta {
 		}
 		size += n
 		m.Diffs = append(m.Diffs, tools.FileDiff{Path: path, OldText: h.OldText, NewText: h.NewText})
-		m.Locations = append(m.Locations, tools.FileLocation{Path: path, Line: h.FirstChange})
+		for _, line := range h.ChangeLines() {
+			m.Locations = append(m.Locations, tools.FileLocation{Path: path, Line: line})
+		}
 	}
 	return m
 }

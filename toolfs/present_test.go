@@ -3,6 +3,7 @@ package toolfs
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,9 +68,17 @@ func pathOf(args string) string {
 func TestWriteCards(t *testing.T) {
 	w := Write()
 	args := json.RawMessage(`{"file_path":"notes.txt","content":"hello world"}`)
-	want := tools.DiffCall{Title: "Write notes.txt", Diffs: []tools.FileDiff{{Path: "notes.txt", NewText: "hello world"}}, Locations: []tools.FileLocation{{Path: "notes.txt"}}}
+	// From the arguments alone no diff: only the disk knows whether the
+	// file exists (Preview tells).
+	want := tools.DiffCall{Title: "Write notes.txt", Locations: []tools.FileLocation{{Path: "notes.txt"}}}
 	if got := w.CallView(args); !reflect.DeepEqual(got, want) {
 		t.Errorf("call card %#v", got)
+	}
+	if got := w.StartView(json.RawMessage(`{"file_path":"notes.txt"}`)); !reflect.DeepEqual(got, want) {
+		t.Errorf("start card %#v", got)
+	}
+	if got := w.StartView(json.RawMessage(`{"content":"x"}`)); got != nil {
+		t.Errorf("start card without a path %#v", got)
 	}
 	abs := "/w/notes.txt"
 	for _, c := range []struct {
@@ -149,12 +158,12 @@ func TestDiffEdgeCases(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	type hunk struct {
-		old  *string
-		new  string
-		line int
+		old   *string
+		new   string
+		lines []int // one location per run of changed lines
 	}
-	h := func(from, to int, change map[int]string, line int) hunk {
-		return hunk{strp(rng(from, to, nil)), rng(from, to, change), line}
+	h := func(from, to int, change map[int]string, lines ...int) hunk {
+		return hunk{strp(rng(from, to, nil)), rng(from, to, change), lines}
 	}
 	cases := []struct {
 		name          string
@@ -164,12 +173,12 @@ func TestDiffEdgeCases(t *testing.T) {
 		{"8 lines, line 4", lines(8, nil), lines(8, map[int]string{4: "X"}), []hunk{h(1, 7, map[int]string{4: "X"}, 4)}},
 		{"20 lines, line 10", lines(20, nil), lines(20, map[int]string{10: "X"}), []hunk{h(7, 13, map[int]string{10: "X"}, 10)}},
 		{"lines 3 and 16", lines(20, nil), lines(20, map[int]string{3: "X", 16: "Y"}), []hunk{h(1, 6, map[int]string{3: "X"}, 3), h(13, 19, map[int]string{16: "Y"}, 16)}},
-		{"gap of 6 merges", lines(20, nil), lines(20, map[int]string{3: "X", 10: "Y"}), []hunk{h(1, 13, map[int]string{3: "X", 10: "Y"}, 3)}},
+		{"gap of 6 merges", lines(20, nil), lines(20, map[int]string{3: "X", 10: "Y"}), []hunk{h(1, 13, map[int]string{3: "X", 10: "Y"}, 3, 10)}},
 		{"gap of 7 splits", lines(20, nil), lines(20, map[int]string{3: "X", 11: "Y"}), []hunk{h(1, 6, map[int]string{3: "X"}, 3), h(8, 14, map[int]string{11: "Y"}, 11)}},
-		{"into an empty file", "", "brand new\n", []hunk{{nil, "brand new", 1}}},
-		{"whole file deleted", "gone\n", "", []hunk{{strp("gone"), "", 1}}},
-		{"no final newline", "x", "y", []hunk{{strp("x"), "y", 1}}},
-		{"text appended without final newline", "a\nb", "a\nb\nc\n", []hunk{{strp("a\nb"), "a\nb\nc", 2}}},
+		{"into an empty file", "", "brand new\n", []hunk{{nil, "brand new", []int{1}}}},
+		{"whole file deleted", "gone\n", "", []hunk{{strp("gone"), "", []int{1}}}},
+		{"no final newline", "x", "y", []hunk{{strp("x"), "y", []int{1}}}},
+		{"text appended without final newline", "a\nb", "a\nb\nc\n", []hunk{{strp("a\nb"), "a\nb\nc", []int{2}}}},
 		{"first line", lines(10, nil), lines(10, map[int]string{1: "X"}), []hunk{h(1, 4, map[int]string{1: "X"}, 1)}},
 		{"last line", lines(10, nil), lines(10, map[int]string{10: "X"}), []hunk{h(7, 10, map[int]string{10: "X"}, 10)}},
 	}
@@ -181,13 +190,20 @@ func TestDiffEdgeCases(t *testing.T) {
 			r := e.ok("write", map[string]any{"file_path": "f.txt", "content": c.after})
 			got := Write().ResultView(json.RawMessage(`{"file_path":"f.txt","content":`+string(mustJSON(c.after))+`}`), tools.ResultInput{Content: r.Content, Meta: r.Meta})
 			dr, ok := got.(tools.DiffResult)
-			if !ok || len(dr.Diffs) != len(c.want) || len(dr.Locations) != len(c.want) {
-				t.Fatalf("card %#v, want %d hunks", got, len(c.want))
+			var wantLines, gotLines []int
+			for _, w := range c.want {
+				wantLines = append(wantLines, w.lines...)
+			}
+			for _, l := range dr.Locations {
+				gotLines = append(gotLines, l.Line)
+			}
+			if !ok || len(dr.Diffs) != len(c.want) || !slices.Equal(gotLines, wantLines) {
+				t.Fatalf("card %#v, want %d hunks at lines %v", got, len(c.want), wantLines)
 			}
 			for i, w := range c.want {
 				d := dr.Diffs[i]
-				if !eqp(d.OldText, w.old) || d.NewText != w.new || d.Path != e.path("f.txt") || dr.Locations[i].Line != w.line {
-					t.Errorf("hunk %d = {%v, %q} line %d, want {%v, %q} line %d", i, show(d.OldText), d.NewText, dr.Locations[i].Line, show(w.old), w.new, w.line)
+				if !eqp(d.OldText, w.old) || d.NewText != w.new || d.Path != e.path("f.txt") {
+					t.Errorf("hunk %d = {%v, %q}, want {%v, %q}", i, show(d.OldText), d.NewText, show(w.old), w.new)
 				}
 			}
 		})
@@ -277,5 +293,30 @@ func TestConformance(t *testing.T) {
 		t.Run(tl.Name, func(t *testing.T) {
 			toolstest.Run(t, tl, toolstest.Config{Samples: samples[tl.Name], Results: results})
 		})
+	}
+}
+
+// TestStartCards: while the arguments stream, read, write and edit show
+// their card once the path is complete (kind and path, no line before the
+// offset is known), and nothing before.
+func TestStartCards(t *testing.T) {
+	cases := []struct {
+		tool    tools.Tool
+		partial string
+		want    tools.ToolCallView
+	}{
+		{Read(), `{}`, nil},
+		{Read(), `{"offset":3}`, nil},
+		{Read(), `{"file_path":"src/a_b.go"}`, tools.GenericCall{Title: "Read src/a_b.go", Kind: tools.KindRead, Locations: []tools.FileLocation{{Path: "src/a_b.go"}}}},
+		{Read(), `{"file_path":"a.go","offset":5}`, tools.GenericCall{Title: "Read a.go (from line 5)", Kind: tools.KindRead, Locations: []tools.FileLocation{{Path: "a.go", Line: 5}}}},
+		{Read(), `{"file_path":3}`, nil},
+		{Edit(), `{"old_string":"x"}`, nil},
+		{Edit(), `{"file_path":"a.go","old_string":"x"}`, tools.DiffCall{Title: "Edit a.go", Locations: []tools.FileLocation{{Path: "a.go"}}}},
+		{Write(), `{"file_path":""}`, nil},
+	}
+	for _, c := range cases {
+		if got := c.tool.StartView(json.RawMessage(c.partial)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %s: %#v, want %#v", c.tool.Name, c.partial, got, c.want)
+		}
 	}
 }

@@ -42,6 +42,7 @@ func Read() tools.Tool {
 		Execute:       executeRead,
 		Access:        func(a ReadArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall:   presentReadCall,
+		PresentStart:  presentReadStart,
 		PresentResult: presentReadResult,
 	})
 }
@@ -265,4 +266,19 @@ func presentReadCall(a ReadArgs) tools.ToolCallView {
 		line = int(*a.Offset)
 	}
 	return tools.GenericCall{Title: title, Kind: tools.KindRead, Locations: []tools.FileLocation{{Path: a.FilePath, Line: line}}}
+}
+
+// presentReadStart is the card of a read whose arguments are still
+// streaming, from the moment the path is complete: the call card of what
+// is known so far, its location without a line until an offset is known
+// (the line would otherwise claim 1 before the offset has streamed).
+func presentReadStart(a ReadArgs) tools.ToolCallView {
+	v, ok := presentReadCall(a).(tools.GenericCall)
+	if !ok {
+		return nil
+	}
+	if a.Offset == nil {
+		v.Locations[0].Line = 0
+	}
+	return v
 }

@@ -35,6 +35,7 @@ func Write() tools.Tool {
 		Execute:       executeWrite,
 		Access:        func(a WriteArgs) tools.Access { return tools.Access{Paths: []string{a.FilePath}} },
 		PresentCall:   presentWriteCall,
+		PresentStart:  presentWriteCall,
 		PresentResult: presentWriteResult,
 		Preview:       previewWrite,
 	})
@@ -185,14 +186,17 @@ func changePreview(title string, m Meta, path, content string) tools.ToolCallVie
 	return tools.DiffCall{Title: title, Diffs: m.Diffs, Locations: m.Locations}
 }
 
-// presentWriteCall: the whole content as a new text (a presenter cannot
-// see the disk).
+// presentWriteCall is the card from the arguments alone, also while the
+// content streams: the title and the file, no diff. Only the disk can
+// say whether the write creates the file (a diff with no old text) or
+// overwrites one (the hunks against its text), so the diff comes from
+// Preview, which the permission step computes before the call runs (and
+// shows on the card at once, tools.Exec.OnPreview), and from the result.
 func presentWriteCall(a WriteArgs) tools.ToolCallView {
 	if a.FilePath == "" {
 		return nil
 	}
-	return tools.DiffCall{Title: "Write " + a.FilePath, Diffs: []tools.FileDiff{{Path: a.FilePath, NewText: a.Content}},
-		Locations: []tools.FileLocation{{Path: a.FilePath}}}
+	return tools.DiffCall{Title: "Write " + a.FilePath, Locations: []tools.FileLocation{{Path: a.FilePath}}}
 }
 
 // presentWriteResult rebuilds the result card from the Meta: the applied
