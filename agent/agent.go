@@ -220,7 +220,7 @@ func (a *Agent) Turn(ctx context.Context, s *Session, prompt []tools.Content, ti
 	s.turn++
 	turn := s.turn
 	s.mu.Unlock()
-	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}}
+	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{}}
 	store := s.Store
 	store.Emit(session.TurnStart{Turn: turn})
 	if title != "" {
@@ -250,6 +250,38 @@ type turnRun struct {
 	// open holds the announced tool calls that have no result yet.
 	open  map[string]bool
 	order []string
+	// streamed holds the calls of the model's answers as they streamed;
+	// logged the calls whose ToolCall event was emitted.
+	streamed map[string]*streamCall
+	logged   map[string]bool
+}
+
+// streamCall is one tool call of the model's answer while it streams:
+// its arguments so far and the scanner that tells which members are
+// complete, so the card can be shown before the whole call has arrived.
+type streamCall struct {
+	id, name string
+	args     strings.Builder
+	scan     tools.ArgsScanner
+	complete bool // the ToolInput with the complete arguments was emitted
+}
+
+// arguments streams a piece of sc's arguments: a ToolInput with the
+// members complete so far when the piece completed one, or once with the
+// whole arguments when it closed the object.
+func (t *turnRun) arguments(sc *streamCall, piece string) {
+	sc.args.WriteString(piece)
+	if sc.complete {
+		return
+	}
+	changed := sc.scan.Write(piece)
+	switch {
+	case sc.scan.Done():
+		sc.complete = true
+		t.emit(session.ToolInput{Turn: t.turn, Step: t.step, CallID: sc.id, Arguments: sc.args.String(), Complete: true})
+	case changed:
+		t.emit(session.ToolInput{Turn: t.turn, Step: t.step, CallID: sc.id, Arguments: string(sc.scan.Members())})
+	}
 }
 
 func (t *turnRun) emit(d session.Data) { t.s.Store.Emit(d) }
@@ -293,6 +325,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	}
 	ids := map[int]string{}
 	names := map[int]string{}
+	byIndex := map[int]*streamCall{}
 	var text, reasoning strings.Builder
 	resp, err := cfg.Client.Stream(ctx, req, func(d llm.Delta) {
 		switch d.Kind {
@@ -308,12 +341,15 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			}
 			id := t.s.claimID(d.ID)
 			ids[d.Index], names[d.Index] = id, d.Name
+			sc := &streamCall{id: id, name: d.Name}
+			byIndex[d.Index], t.streamed[id] = sc, sc
 			t.open[id] = true
 			t.order = append(t.order, id)
 			t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
 		case llm.DeltaToolArgs:
-			// The arguments are taken whole from the response when the
-			// stream ends; their pieces show nothing on a card.
+			if sc := byIndex[d.Index]; sc != nil {
+				t.arguments(sc, d.Text)
+			}
 		}
 	})
 	if err != nil {
@@ -364,9 +400,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	// concurrency-safe calls runs at once (see runParallel).
 	for i := 0; i < len(calls); {
 		if ctx.Err() != nil {
-			for _, rest := range calls[i:] {
-				t.result(rest.CallID, cancelledResult(rest.CallID), true)
-			}
+			t.notRun(calls[i:])
 			return t.cancelled(), false
 		}
 		j := i + 1
@@ -382,9 +416,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			endTurn = t.runOne(ctx, calls[i])
 		}
 		if ctx.Err() != nil {
-			for _, rest := range calls[j:] {
-				t.result(rest.CallID, cancelledResult(rest.CallID), true)
-			}
+			t.notRun(calls[j:])
 			return t.cancelled(), false
 		}
 		if endTurn != "" {
@@ -406,8 +438,8 @@ const NotRunText = "Error: not run: the turn ended with a question to the user b
 // is end_turn.
 func (t *turnRun) endWith(text string, rest []session.ToolCallRef) Outcome {
 	for _, c := range rest {
-		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
-		t.result(c.CallID, tools.Result{CallID: c.CallID, IsError: true, Content: []tools.Content{tools.Text(NotRunText)}}, false)
+		t.logCall(c)
+		t.result(c.CallID, tools.Result{CallID: c.CallID, IsError: true, Content: []tools.Content{tools.Text(NotRunText)}}, false, true)
 	}
 	t.closeOpen(false, "the call was not run")
 	t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: text})
@@ -432,6 +464,11 @@ func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
 				onStart()
 			}
 		},
+		OnPreview: func(v tools.ToolCallView) {
+			if d, ok := v.(tools.DiffCall); ok {
+				t.emit(session.ToolPreview{CallID: c.CallID, Preview: d})
+			}
+		},
 		Progress: func(p tools.Progress) {
 			t.emit(session.ToolProgress{CallID: c.CallID, Progress: p})
 			if p.Plan != nil {
@@ -441,16 +478,18 @@ func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
 }
 
 // runOne runs one call alone and records its result (marked cancelled
-// when the turn was cancelled meanwhile). It returns the result's
-// EndTurn message ("" when the call does not end the turn).
+// when the turn was cancelled meanwhile, and not run when that happened
+// before it passed its middlewares). It returns the result's EndTurn
+// message ("" when the call does not end the turn).
 func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) string {
-	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
-	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, nil))
+	t.logCall(c)
+	started := false
+	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() { started = true }))
 	if ctx.Err() != nil {
-		t.result(c.CallID, cancelledWith(res), true)
+		t.result(c.CallID, cancelledWith(res), true, !started)
 		return ""
 	}
-	t.result(c.CallID, res, false)
+	t.result(c.CallID, res, false, false)
 	return res.EndTurn
 }
 
@@ -461,8 +500,9 @@ type parallelSlot struct {
 	done     chan struct{} // closed once res is set, or the call will never run
 	res      tools.Result
 	// cancelled: the turn was cancelled when the call ended; notRun: it
-	// was cancelled before the call started.
-	cancelled, notRun bool
+	// was cancelled before the call started; started: the call passed
+	// its middlewares and ran.
+	cancelled, notRun, started bool
 }
 
 func (p *parallelSlot) pass() { p.passOnce.Do(func() { close(p.passed) }) }
@@ -480,7 +520,7 @@ func (p *parallelSlot) pass() { p.passOnce.Do(func() { close(p.passed) }) }
 // returns.
 func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) {
 	for _, c := range calls {
-		t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+		t.logCall(c)
 	}
 	slots := make([]*parallelSlot, len(calls))
 	for k := range slots {
@@ -514,7 +554,7 @@ func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) 
 			slot := slots[k]
 			workers.Go(func() {
 				defer func() { <-sem }()
-				res := t.a.cfg.Tools.Execute(ctx, t.exec(c, slot.pass))
+				res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() { slot.started = true; slot.pass() }))
 				slot.res, slot.cancelled = res, ctx.Err() != nil
 				slot.pass()
 				close(slot.done)
@@ -526,11 +566,11 @@ func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) 
 		<-slot.done
 		switch {
 		case slot.notRun:
-			t.result(c.CallID, cancelledResult(c.CallID), true)
+			t.result(c.CallID, cancelledResult(c.CallID), true, true)
 		case slot.cancelled:
-			t.result(c.CallID, cancelledWith(slot.res), true)
+			t.result(c.CallID, cancelledWith(slot.res), true, !slot.started)
 		default:
-			t.result(c.CallID, slot.res, false)
+			t.result(c.CallID, slot.res, false, false)
 		}
 	}
 	<-launcher
@@ -570,6 +610,25 @@ func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time)
 	return &session.Cost{Amount: s.cost.amount, Currency: s.cost.currency}
 }
 
+// logCall emits the ToolCall event of c, once.
+func (t *turnRun) logCall(c session.ToolCallRef) {
+	if t.logged[c.CallID] {
+		return
+	}
+	t.logged[c.CallID] = true
+	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+}
+
+// notRun closes calls the turn's cancel kept from running: each still
+// gets its ToolCall, so its card shows what the model asked for, live
+// and on replay, then a cancelled result.
+func (t *turnRun) notRun(calls []session.ToolCallRef) {
+	for _, c := range calls {
+		t.logCall(c)
+		t.result(c.CallID, cancelledResult(c.CallID), true, true)
+	}
+}
+
 // pairCalls matches the response's complete tool calls (in index order)
 // with the ids announced while streaming.
 func (t *turnRun) pairCalls(calls []llm.ToolCall, ids map[int]string, names map[int]string) []session.ToolCallRef {
@@ -598,24 +657,32 @@ func (t *turnRun) pairCalls(calls []llm.ToolCall, ids map[int]string, names map[
 	return out
 }
 
-// result records a tool call's result and marks the call answered.
-func (t *turnRun) result(id string, r tools.Result, cancelled bool) {
+// result records a tool call's result and marks the call answered;
+// notRun says the call never started.
+func (t *turnRun) result(id string, r tools.Result, cancelled, notRun bool) {
 	delete(t.open, id)
+	delete(t.streamed, id)
 	t.emit(session.ToolResult{Turn: t.turn, Step: t.step, CallID: id, Content: r.Content, IsError: r.IsError,
-		Error: r.Error, Meta: r.Meta, Cancelled: cancelled})
+		Error: r.Error, Meta: r.Meta, Cancelled: cancelled, NotRun: notRun})
 }
 
-// closeOpen fails every announced call that has no result yet.
+// closeOpen fails every announced call that has no result yet (none of
+// them ran). A call cut off while it streamed gets its ToolCall with the
+// arguments streamed so far first, so its card (the path it named, the
+// command) shows on replay as it did live.
 func (t *turnRun) closeOpen(cancelled bool, why string) {
 	for _, id := range t.order {
 		if !t.open[id] {
 			continue
 		}
+		if sc := t.streamed[id]; sc != nil {
+			t.logCall(session.ToolCallRef{CallID: id, Name: sc.name, Arguments: sc.args.String()})
+		}
 		r := tools.Result{CallID: id, IsError: true, Content: []tools.Content{tools.Text("Error: " + why + ".")}}
 		if cancelled {
 			r = cancelledResult(id)
 		}
-		t.result(id, r, cancelled)
+		t.result(id, r, cancelled, true)
 	}
 }
 

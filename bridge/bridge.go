@@ -306,7 +306,6 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	tools.SetNotifier(ts, func(n tools.Notice) { b.notify(s, n) })
 	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
 	ts.Value(permKey{}, func() any { return s.perm })
-	s.pres.WillAsk = s.perm.willAsk
 	tools.SetAsker(ts, &asker{b: b, s: s, elicit: caps.Elicitation != nil && caps.Elicitation.Form != nil})
 	if caps.FS != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})

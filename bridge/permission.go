@@ -76,12 +76,6 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 	return c
 }
 
-// willAsk reports whether a call would ask the user now.
-func (p *permState) willAsk(name string, args json.RawMessage) bool {
-	d, _ := p.mem.Decide(p.currentMode(), p.call(name, args))
-	return d == permission.Ask
-}
-
 // PermissionError is the error a refused tool call returns (the model
 // sees its message).
 const PermissionError = "PermissionError"
@@ -91,8 +85,11 @@ const PermissionError = "PermissionError"
 // cfg.Tools.Use(b.Permission)): it lets a call run, refuses it (plan
 // mode, a remembered reject) or asks the user with
 // `session/request_permission`, showing the card the user would see (the
-// tool's Preview when it has one). Calls without a session of this bridge
-// pass through.
+// tool's Preview when it has one). The preview of a call that runs or
+// asks also goes to ex.OnPreview before it runs or the user is asked, so
+// the card shows the real change from the start (a refused call is not
+// previewed: nothing of it runs, not even the read of its file). Calls
+// without a session of this bridge pass through.
 func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next) tools.Result {
 	if ex.Session == nil {
 		return next(ctx, ex)
@@ -111,7 +108,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	d, why := p.mem.Decide(p.currentMode(), c)
 	switch d {
 	case permission.Allow:
-		return next(ctx, ex)
+		return runPreviewed(ctx, tool, ex, next)
 	case permission.Refuse:
 		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
 	case permission.Ask:
@@ -121,7 +118,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	defer p.ask.Unlock()
 	// The answer to an earlier request may cover this call now.
 	if d, _ := p.mem.Decide(p.currentMode(), c); d == permission.Allow {
-		return next(ctx, ex)
+		return runPreviewed(ctx, tool, ex, next)
 	}
 	var preview tools.ToolCallView
 	if tool.Preview != nil {
@@ -133,6 +130,9 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 			return tools.ErrorResult(ex.CallID, err)
 		}
 		preview = v
+		if v != nil && ex.OnPreview != nil {
+			ex.OnPreview(v)
+		}
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.currentMode(), c)
@@ -160,6 +160,18 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REJECTED",
 		Message: fmt.Sprintf("the user rejected this %s call; do not retry it unchanged, ask the user how to proceed", ex.Name)})
+}
+
+// runPreviewed runs an allowed call, first giving its preview to
+// ex.OnPreview (when both are there). A preview error means the call
+// will fail on its own: it runs and says why.
+func runPreviewed(ctx context.Context, tool tools.Tool, ex *tools.Exec, next tools.Next) tools.Result {
+	if tool.Preview != nil && ex.OnPreview != nil {
+		if v, err := tool.Preview(ctx, ex); err == nil && v != nil {
+			ex.OnPreview(v)
+		}
+	}
+	return next(ctx, ex)
 }
 
 // remember stores an "always" answer in the session's memory and logs

@@ -133,13 +133,41 @@ type ToolStart struct {
 	Name   string `json:"name"`
 }
 
-// ToolCall says a tool call's arguments are complete; it is about to run.
+// ToolInput says more of a streaming tool call's arguments is known.
+// Arguments is, while Complete is false, a JSON object of the top-level
+// members complete so far (tools.ArgsScanner; long members left out),
+// and when Complete, the whole arguments text as streamed up to the
+// closing brace. Transient: the card it announces early is rebuilt on
+// replay from the logged ToolCall, which carries everything it showed.
+type ToolInput struct {
+	Turn      int    `json:"turn"`
+	Step      int    `json:"step"`
+	CallID    string `json:"callId"`
+	Arguments string `json:"arguments"`
+	Complete  bool   `json:"complete,omitempty"`
+}
+
+// ToolCall says a tool call's arguments are final: it runs next, unless
+// the turn ended first; a call that never ran (cancelled before its
+// turn, or cut off while it streamed, then with the arguments streamed so
+// far) still gets its ToolCall, then its ToolResult with NotRun, so a
+// replay shows what the model asked for.
 type ToolCall struct {
 	Turn      int    `json:"turn"`
 	Step      int    `json:"step"`
 	CallID    string `json:"callId"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// ToolPreview is what a tool call would change, computed against the
+// current files just before it runs (the tool's Preview; the hunks of a
+// write or edit). Transient: the result shows what was applied, and a
+// card that never ran falls back to its call card, which replay can
+// rebuild.
+type ToolPreview struct {
+	CallID  string         `json:"callId"`
+	Preview tools.DiffCall `json:"preview"`
 }
 
 // ToolExec says a tool call started executing. Transient.
@@ -155,7 +183,9 @@ type ToolProgress struct {
 }
 
 // ToolResult is a tool call's final result. Cancelled marks a call ended
-// by the user's cancel (its card fails with "Cancelled by the user.").
+// by the user's cancel (its card fails with "Cancelled by the user.");
+// NotRun a call that never started (cancelled, or cut off, before it
+// ran: a terminal card then ends without a signal).
 // SourceEventSeqs, set on the results crash repair adds, holds the Seq of
 // the event that announced the call.
 type ToolResult struct {
@@ -167,6 +197,7 @@ type ToolResult struct {
 	Error           *tools.ErrorInfo `json:"error,omitempty"`
 	Meta            json.RawMessage  `json:"meta,omitempty"`
 	Cancelled       bool             `json:"cancelled,omitempty"`
+	NotRun          bool             `json:"notRun,omitempty"`
 	SourceEventSeqs []int64          `json:"sourceEventSeqs,omitempty"`
 }
 
@@ -277,7 +308,9 @@ func (UserMessage) EventType() string      { return "user/message" }
 func (AssistantChunk) EventType() string   { return "assistant/chunk" }
 func (AssistantMessage) EventType() string { return "assistant/message" }
 func (ToolStart) EventType() string        { return "tool/start" }
+func (ToolInput) EventType() string        { return "tool/input" }
 func (ToolCall) EventType() string         { return "tool/call" }
+func (ToolPreview) EventType() string      { return "tool/preview" }
 func (ToolExec) EventType() string         { return "tool/exec" }
 func (ToolProgress) EventType() string     { return "tool/progress" }
 func (ToolResult) EventType() string       { return "tool/result" }
@@ -300,7 +333,9 @@ func (UserMessage) Transient() bool      { return false }
 func (AssistantChunk) Transient() bool   { return true }
 func (AssistantMessage) Transient() bool { return false }
 func (ToolStart) Transient() bool        { return true }
+func (ToolInput) Transient() bool        { return true }
 func (ToolCall) Transient() bool         { return false }
+func (ToolPreview) Transient() bool      { return true }
 func (ToolExec) Transient() bool         { return true }
 func (ToolProgress) Transient() bool     { return true }
 func (ToolResult) Transient() bool       { return false }
@@ -323,7 +358,9 @@ func (UserMessage) isData()      {}
 func (AssistantChunk) isData()   {}
 func (AssistantMessage) isData() {}
 func (ToolStart) isData()        {}
+func (ToolInput) isData()        {}
 func (ToolCall) isData()         {}
+func (ToolPreview) isData()      {}
 func (ToolExec) isData()         {}
 func (ToolProgress) isData()     {}
 func (ToolResult) isData()       {}
@@ -348,7 +385,9 @@ var decoders = map[string]func(json.RawMessage) (Data, error){
 	"assistant/chunk":     decode[AssistantChunk],
 	"assistant/message":   decode[AssistantMessage],
 	"tool/start":          decode[ToolStart],
+	"tool/input":          decode[ToolInput],
 	"tool/call":           decode[ToolCall],
+	"tool/preview":        decode[ToolPreview],
 	"tool/exec":           decode[ToolExec],
 	"tool/progress":       decode[ToolProgress],
 	"tool/result":         decode[ToolResult],
