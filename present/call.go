@@ -35,11 +35,11 @@ func (r *paths) callCard(w *card, tool tools.Tool, callID, name string, view too
 			kind = tools.KindOther
 		}
 		path := firstLocPath(v.Locations)
-		return callParts{title: r.title(v.Title, path, ""), kind: acp.ToolKind(kind), content: contentItems(v.Content),
+		return callParts{title: r.title(acp.ToolKind(kind), v.Title, path), kind: acp.ToolKind(kind), content: contentItems(v.Content),
 			locations: r.locations(w, v.Locations), path: path}
 	case tools.DiffCall:
 		path, diffPath := firstLocPath(v.Locations), firstDiffPath(v.Diffs)
-		parts := callParts{title: r.title(v.Title, path, diffPath), kind: acp.ToolKind(tools.KindEdit),
+		parts := callParts{title: r.title(acp.ToolKind(tools.KindEdit), v.Title, path, diffPath), kind: acp.ToolKind(tools.KindEdit),
 			content: r.diffItems(w, v.Diffs), locations: r.locations(w, v.Locations), path: path}
 		if parts.path == "" {
 			parts.path = diffPath
@@ -48,5 +48,5 @@ func (r *paths) callCard(w *card, tool tools.Tool, callID, name string, view too
 	case tools.TerminalCall:
 		return r.terminalCall(tool, callID, v)
 	}
-	return callParts{title: oneLine(name), kind: acp.ToolKind(tools.KindOther)}
+	return callParts{title: nameTitle(name), kind: acp.ToolKind(tools.KindOther)}
 }

@@ -43,31 +43,42 @@ func (r *paths) abs(path string) string {
 	return out
 }
 
-// title makes a card title one line and shows in it the first of paths
-// (as the tool gave them: absolute, or relative to the cwd) that it
-// contains, the way INTERFACE.md says: relative to the cwd when inside
-// it (by path segment), absolute otherwise. So an absolute path inside
-// the cwd is shortened, and a relative one that leads outside ("../x",
-// "a/../../x") is shown absolute (issue 13, item 12).
-func (r *paths) title(title string, paths ...string) string {
-	title = oneLine(title)
-	if r.view.Cwd == "" {
-		return title
-	}
+// title makes a card title of the given kind one line and shows in it
+// the first of paths (as the tool gave them: absolute, or relative to the
+// cwd) that it contains, the way INTERFACE.md says: relative to the cwd
+// when inside it (by path segment), absolute otherwise. So an absolute
+// path inside the cwd is shortened, and a relative one that leads
+// outside ("../x", "a/../../x") is shown absolute (issue 13, item 12). In
+// a title rendered as Markdown (markdownTitle) the path is shown
+// Markdown-safe (issue 13, item 4).
+func (r *paths) title(kind acp.ToolKind, title string, paths ...string) string {
 	for _, p := range paths {
-		if p == "" || !strings.Contains(title, p) {
+		if p == "" {
 			continue
 		}
-		if shown := r.shown(p); shown != p {
-			return strings.ReplaceAll(title, p, shown)
+		// A tool may have made its path Markdown-safe itself: replace its
+		// span, else the bare path.
+		from := p
+		if w := tools.MarkdownInline(p); w != p && strings.Contains(title, w) {
+			from = w
+		} else if !strings.Contains(title, p) {
+			continue
 		}
-		return title
+		shown := r.shown(p)
+		if !markdownTitle(kind) {
+			return oneLine(strings.ReplaceAll(title, p, shown))
+		}
+		// Its first appearance: the words around it are plain.
+		return oneLine(strings.Replace(title, from, tools.MarkdownInline(shown), 1))
 	}
-	return title
+	return oneLine(title)
 }
 
-// shown is how a title names path p (see title).
+// shown is how a title names path p (see title): p itself without a cwd.
 func (r *paths) shown(p string) string {
+	if r.view.Cwd == "" {
+		return p
+	}
 	abs := r.abs(p)
 	rel, err := filepath.Rel(r.view.Cwd, abs)
 	outside := err != nil || rel == ".." || strings.HasPrefix(rel, "../")
@@ -78,6 +89,33 @@ func (r *paths) shown(p string) string {
 		return p
 	}
 	return rel
+}
+
+// markdownTitle reports whether an editor renders the title of a card of
+// kind as Markdown, so that the paths and patterns in it must be made
+// Markdown-safe (tools.MarkdownInline: the one rule, applied here to the
+// paths titles name and to tool names, and by tools to the other values
+// they put in titles, such as search patterns). Zed (zed-industries/zed,
+// crates/acp_thread/src/acp_thread.rs, ToolCall::from_acp and
+// update_fields; crates/agent_ui/src/acp/thread_view.rs,
+// render_tool_call_label, which draws the label with render_markdown)
+// makes an execute title a plain-text label (Markdown::new_text: shown
+// verbatim), passes an edit title through util::markdown::MarkdownEscaped
+// before rendering it (so a code span there would show its backticks),
+// and renders every other kind's first line as Markdown, where
+// `Read __tests__/a_b_.js` loses its underscores to emphasis. So edit and
+// execute titles stay as they are, every other kind is made safe.
+func markdownTitle(kind acp.ToolKind) bool {
+	return kind != acp.ToolKind(tools.KindEdit) && kind != acp.ToolKind(tools.KindExecute)
+}
+
+// nameTitle is the title of a card that only knows the tool's name (kind
+// other): the name, Markdown-safe.
+func nameTitle(name string) string {
+	if name == "" {
+		return ""
+	}
+	return tools.MarkdownInline(name)
 }
 
 // locations makes paths absolute and converts lines (1-based, 0 for

@@ -44,30 +44,49 @@ type View struct {
 // keeps per-call state (the arguments, the card shown, what terminal
 // output was sent), so events of one session must go through one
 // Presenter, in order. Not safe for concurrent use.
+//
+// A tool call's card is announced with exactly one tool_call, as early
+// as it can say something real; everything after it is a
+// tool_call_update. A tool with PresentStart (read, write, edit) is
+// announced once the members its card needs have streamed (the path),
+// with its real kind, title and absolute locations, long before a large
+// content has; a terminal tool once its arguments are complete (its
+// first message carries the terminal and the real cwd); any other tool
+// at once, with its name. Cards appear in the order the model called the
+// tools: a call that starts announces the calls before it that are still
+// waiting (with what is known of them), except a terminal call whose
+// arguments are still incomplete, which only arises when the model
+// interleaves its calls' arguments. Every card starts pending and turns
+// in_progress when its call runs.
 type Presenter struct {
 	paths
 	tools ToolLookup
 	calls map[string]*callState
-
-	// WillAsk, when set, reports whether a call will wait for the user's
-	// permission before it runs: a terminal card then starts `pending`
-	// (and turns `in_progress` when execution starts) instead of
-	// `in_progress`.
-	WillAsk func(name string, args json.RawMessage) bool
+	// order holds the current step's calls in the order the model
+	// called them.
+	order []string
 }
 
 // callState is what the presenter remembers of one tool call.
 type callState struct {
 	name      string
-	args      json.RawMessage
-	tool      tools.Tool            // the tool named toolName, once found
-	toolName  string                // "" until the tool was found
-	announced bool                  // a tool_call was sent
-	terminal  bool                  // shown as a terminal card
-	term      termState             // a terminal card's output so far (terminal.go)
-	content   []acp.ToolCallContent // the content list last sent
-	pending   bool                  // a terminal card announced as pending
-	path      string                // the call card's first path, to relativize result titles
+	args      json.RawMessage // the arguments the card shows (while streaming, the complete members)
+	complete  bool            // args are the call's final arguments
+	tool      tools.Tool      // the tool named toolName, once found
+	toolName  string          // "" until the tool was found
+	announced bool            // a tool_call was sent
+	started   bool            // in_progress was sent (the call runs)
+	terminal  bool            // shown as a terminal card
+	term      termState       // a terminal card's output so far (terminal.go)
+	kind      acp.ToolKind    // the card's kind; result titles follow its title rule
+	// content and locations are the call card's, from the arguments
+	// (content: the list last sent); previewed says a preview replaced
+	// them on the wire, so the final update sets them again when the
+	// result has none of its own (replay has no preview).
+	content   []acp.ToolCallContent
+	locations []acp.ToolCallLocation
+	previewed bool
+	path      string // the call card's first path, to relativize result titles
 }
 
 // NewPresenter returns a presenter for a session described by v.
@@ -116,18 +135,23 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		return out
 	case session.Notice:
 		return []acp.Update{acp.Notice{Severity: d.Severity, Title: d.Title, Description: d.Description}}
+	case session.StepStart:
+		p.order = p.order[:0]
+		return nil
 	case session.ToolStart:
 		return p.toolStart(d)
+	case session.ToolInput:
+		return p.toolInput(d)
 	case session.ToolCall:
 		return p.toolCall(d)
+	case session.ToolPreview:
+		return p.toolPreview(d)
 	case session.ToolExec:
 		c := p.calls[d.CallID]
-		if c == nil || !c.announced || (c.terminal && !c.pending) {
-			// A terminal card is in_progress from the start unless it
-			// waited for permission.
+		if c == nil || !c.announced || c.started {
 			return nil
 		}
-		c.pending = false
+		c.started = true
 		return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID, Status: acp.StatusInProgress}}
 	case session.ToolProgress:
 		return p.progress(d)
@@ -156,10 +180,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
-	case session.TurnStart, session.TurnEnd, session.StepStart, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
+	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
 		session.ConfigChange, session.ToolDefinition:
-		// Turn and step bounds show nothing (the prompt response ends a
-		// turn); context messages are for the model only; a remembered
+		// Turn bounds and a step's end show nothing (the prompt response
+		// ends a turn); context messages are for the model only; a remembered
 		// permission answer and the additional directories are restored
 		// by session/load, not shown. A config change has no update of
 		// its own: the option list it changes is the bridge's (the
@@ -171,63 +195,180 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 	return nil
 }
 
-// toolStart announces a call whose arguments are still streaming, except
-// for terminal tools (their first message must carry the terminal).
-//
 // Every tool_call carries the tool's name (schema 1.22). A
 // tool_call_update may carry one too, but an omitted name means
 // "unchanged" and a call never changes its tool, so updates leave it out
 // (Zed, as read, takes a tool's name from `_meta.tool_name` of its own
 // agents and ignores `name` on updates).
+
+// toolStart begins a call whose arguments are about to stream: the calls
+// before it are announced first, then this one at once with its name
+// unless its tool waits for its arguments (PresentStart, Terminal).
 func (p *Presenter) toolStart(d session.ToolStart) []acp.Update {
 	c := p.call(d.CallID, d.Name)
-	if t, ok := p.lookup(c, d.Name); ok && t.Terminal {
-		return nil
+	out := p.announceEarlier()
+	p.order = append(p.order, d.CallID)
+	if t, ok := p.lookup(c, d.Name); ok && (t.Terminal || t.PresentStart != nil) {
+		return out
 	}
-	c.announced = true
-	return new(card).one(acp.ToolCall{ToolCallID: d.CallID, Title: oneLine(d.Name), Name: d.Name,
-		Kind: acp.ToolKind(tools.KindOther), Status: acp.StatusPending})
+	return append(out, p.announceName(c, d.CallID))
 }
 
-// toolCall shows the call card once the arguments are complete: a
-// tool_call, or a tool_call_update completing the card toolStart
-// announced.
-func (p *Presenter) toolCall(d session.ToolCall) []acp.Update {
-	c := p.call(d.CallID, d.Name)
+// announceEarlier announces the calls of the step that still wait for
+// their arguments (a call is starting after them): with their start card
+// when the members so far give one, else with the name. A terminal call
+// keeps waiting (its first message must carry the terminal).
+func (p *Presenter) announceEarlier() []acp.Update {
+	var out []acp.Update
+	for _, id := range p.order {
+		c := p.calls[id]
+		if c == nil || c.announced {
+			continue
+		}
+		t, ok := p.lookup(c, c.name)
+		if ok && t.Terminal {
+			continue
+		}
+		if v := t.StartView(c.args); ok && c.args != nil && v != nil {
+			out = append(out, p.announceStart(c, id, t, v)...)
+			continue
+		}
+		out = append(out, p.announceName(c, id))
+	}
+	return out
+}
+
+// announceName is the tool_call of a card that only knows the tool's
+// name.
+func (p *Presenter) announceName(c *callState, id string) acp.Update {
+	c.announced, c.kind = true, acp.ToolKind(tools.KindOther)
+	return acp.ToolCall{ToolCallID: id, Title: nameTitle(c.name), Name: c.name, Kind: c.kind, Status: acp.StatusPending}
+}
+
+// toolInput follows a call's streaming arguments: the start card once
+// the members so far give one, the full card once they are complete.
+func (p *Presenter) toolInput(d session.ToolInput) []acp.Update {
+	c := p.call(d.CallID, "")
+	if d.Complete {
+		return p.showCall(c, d.CallID, json.RawMessage(d.Arguments))
+	}
+	if c.announced || c.complete {
+		return nil
+	}
 	c.args = json.RawMessage(d.Arguments)
-	tool, _ := p.lookup(c, d.Name)
+	t, ok := p.lookup(c, c.name)
+	if !ok || t.Terminal {
+		return nil
+	}
+	v := t.StartView(c.args)
+	if v == nil {
+		return nil
+	}
+	return p.announceStart(c, d.CallID, t, v)
+}
+
+// announceStart is the tool_call of a call whose arguments are still
+// streaming, from its start card: title, kind, locations (and content,
+// if the card has some); no rawInput until the arguments are complete.
+func (p *Presenter) announceStart(c *callState, id string, t tools.Tool, v tools.ToolCallView) []acp.Update {
 	w := new(card)
-	parts := p.callCard(w, tool, d.CallID, d.Name, tool.CallView(c.args))
-	c.path = parts.path
+	parts := p.callCard(w, t, id, c.name, v)
+	if parts.terminal {
+		return nil
+	}
+	c.announced, c.kind, c.path = true, parts.kind, parts.path
 	content := parts.content
 	if len(content) == 0 {
 		content = nil
-	} else {
-		c.content = content
 	}
-	status, meta := acp.StatusPending, (*acp.ToolCallMeta)(nil)
-	if parts.terminal {
-		c.terminal, c.term.head = true, parts.head
-		status, meta = p.terminalStart(c, d.CallID, d.Name, parts.cwd)
-	}
-	if parts.terminal || !c.announced {
-		c.announced = true
-		return w.one(acp.ToolCall{ToolCallID: d.CallID, Title: parts.title, Name: d.Name, Kind: parts.kind, Status: status,
-			Locations: parts.locations, RawInput: rawInput(c.args), Meta: meta, Content: content})
-	}
-	w.title = parts.title
-	return w.one(acp.ToolCallUpdate{ToolCallID: d.CallID, Title: &w.title, Kind: parts.kind,
-		Locations: parts.locations, RawInput: rawInput(c.args), Content: content})
+	return w.one(acp.ToolCall{ToolCallID: id, Title: parts.title, Name: c.name, Kind: parts.kind, Status: acp.StatusPending,
+		Locations: parts.locations, Content: content})
 }
 
-// toolResult closes a call with exactly one final update.
+// toolCall shows the final arguments of a call (logged: the card replay
+// rebuilds), unless the card already shows them.
+func (p *Presenter) toolCall(d session.ToolCall) []acp.Update {
+	c := p.call(d.CallID, d.Name)
+	if c.name == "" {
+		c.name = d.Name
+	}
+	if c.complete && string(c.args) == d.Arguments {
+		return nil
+	}
+	return p.showCall(c, d.CallID, json.RawMessage(d.Arguments))
+}
+
+// showCall shows the card of args, the complete arguments (or, for a call
+// the model did not finish, what had streamed: then its start card from
+// the members complete in it): a tool_call, or a tool_call_update of the
+// card already announced. A terminal card is a terminal only when this is
+// its first message.
+func (p *Presenter) showCall(c *callState, id string, args json.RawMessage) []acp.Update {
+	c.args, c.complete = args, true
+	tool, _ := p.lookup(c, c.name)
+	view := tool.CallView(args)
+	if view == nil && !json.Valid(args) {
+		view = tool.StartView(tools.PartialArgs(string(args)))
+	}
+	w := new(card)
+	parts := p.callCard(w, tool, id, c.name, view)
+	if parts.terminal && c.announced && !c.terminal {
+		// Announced before its card was known: no terminal now (the
+		// editor has none to show), the command as text.
+		parts.terminal, parts.content = false, parts.head
+	}
+	c.path, c.kind = parts.path, parts.kind
+	content := parts.content
+	if len(content) == 0 {
+		content = nil
+	}
+	c.content, c.locations = content, parts.locations
+	if !c.announced {
+		c.announced = true
+		var meta *acp.ToolCallMeta
+		if parts.terminal {
+			c.terminal, c.term.head = true, parts.head
+			meta = p.terminalMeta(id, parts.cwd)
+		}
+		return w.one(acp.ToolCall{ToolCallID: id, Title: parts.title, Name: c.name, Kind: parts.kind, Status: acp.StatusPending,
+			Locations: parts.locations, RawInput: rawInput(args), Meta: meta, Content: content})
+	}
+	w.title = parts.title
+	return w.one(acp.ToolCallUpdate{ToolCallID: id, Title: &w.title, Kind: parts.kind,
+		Locations: parts.locations, RawInput: rawInput(args), Content: content})
+}
+
+// toolPreview shows what a call is about to change (its preview hunks:
+// a write's real old text, or none for a file that does not exist) in
+// place of the call card's content and locations.
+func (p *Presenter) toolPreview(d session.ToolPreview) []acp.Update {
+	c := p.calls[d.CallID]
+	if c == nil || !c.announced || c.terminal {
+		return nil
+	}
+	tool, _ := p.lookup(c, c.name)
+	w := new(card)
+	parts := p.callCard(w, tool, d.CallID, c.name, d.Preview)
+	if len(parts.content) == 0 && len(parts.locations) == 0 {
+		return nil
+	}
+	c.previewed = true
+	return w.one(acp.ToolCallUpdate{ToolCallID: d.CallID, Content: parts.content, Locations: parts.locations})
+}
+
+// toolResult closes a call with exactly one final update (after its
+// tool_call, when nothing announced it yet).
 func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	c := p.calls[d.CallID]
 	delete(p.calls, d.CallID)
-	if c == nil || !c.announced {
-		// Never shown (e.g. a terminal call cut off before its
-		// arguments were complete): nothing to close.
+	if c == nil {
+		// Never seen (an older log's call that never ran): nothing to
+		// close.
 		return nil
+	}
+	var first []acp.Update
+	if !c.announced {
+		first = append(first, p.announceName(c, d.CallID))
 	}
 	status := acp.StatusCompleted
 	if d.IsError || d.Cancelled {
@@ -243,22 +384,36 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 		tool, _ := p.lookup(c, c.name)
 		parts = p.resultCard(w, c, tool.ResultView(c.args, tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta}))
 	}
-	if c.terminal {
-		return w.one(p.terminalResult(c, u, parts.terminal, text, d.Cancelled))
-	}
-	if d.Cancelled {
+	switch {
+	case c.terminal:
+		u = p.terminalResult(c, u, parts.terminal, text, d.Cancelled, d.NotRun)
+	case d.Cancelled:
+		// The call card from the arguments, not a preview: a replay
+		// rebuilds the same card.
 		u.Content = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent("Cancelled by the user."))
-		return w.one(u)
-	}
-	u.Title, u.Locations, u.Content = parts.title, parts.locations, parts.content
-	if parts.rawOutput != nil {
-		u.RawOutput = parts.rawOutput
-	}
-	if len(u.Content) == 0 {
-		// The tool's own text is the fallback content.
-		if u.Content = textItems(d.Content); u.Content == nil {
-			u.Content = []acp.ToolCallContent{}
+		if c.previewed {
+			u.Locations = c.locations
 		}
+	default:
+		u.Title, u.Locations, u.Content = parts.title, parts.locations, parts.content
+		if parts.rawOutput != nil {
+			u.RawOutput = parts.rawOutput
+		}
+		if len(u.Content) == 0 {
+			// The tool's own text is the fallback content.
+			if u.Content = textItems(d.Content); u.Content == nil {
+				u.Content = []acp.ToolCallContent{}
+			}
+		}
+		if c.previewed && u.Locations == nil {
+			u.Locations = c.locations
+		}
+	}
+	if c.previewed && u.Locations == nil {
+		u.Locations = []acp.ToolCallLocation{}
+	}
+	if first != nil {
+		return append(first, u)
 	}
 	return w.one(u)
 }

@@ -197,6 +197,7 @@ func withMeta(r session.ToolResult, meta string) session.ToolResult {
 	return r
 }
 func failed(r session.ToolResult) session.ToolResult { r.IsError = true; return r }
+func notRun(r session.ToolResult) session.ToolResult { r.NotRun = true; return r }
 func cancelled(r session.ToolResult) session.ToolResult {
 	r.IsError, r.Cancelled = true, true
 	return r
@@ -232,7 +233,8 @@ type presentCase struct {
 	name  string
 	view  View
 	steps []step
-	bug   string // set: the row shows a known bug and is skipped
+	bug   string     // set: the row shows a known bug and is skipped
+	tools fakeLookup // nil: fakeTools()
 }
 
 var (
@@ -247,7 +249,11 @@ var (
 // JSON of each update.
 func runCase(t *testing.T, c presentCase) [][]string {
 	t.Helper()
-	p := NewPresenter(c.view, fakeTools())
+	lookup := c.tools
+	if lookup == nil {
+		lookup = fakeTools()
+	}
+	p := NewPresenter(c.view, lookup)
 	out := make([][]string, len(c.steps))
 	for i, s := range c.steps {
 		for _, u := range p.Updates(session.Event{Seq: int64(i), Data: s.ev}) {
@@ -384,7 +390,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: start("c1", "fake_term"), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"fake_term","name":"fake_term","kind":"other","status":"pending"}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"` + "`fake_term`" + `","name":"fake_term","kind":"other","status":"pending"}`}},
 			{ev: call("c1", "fake_term", `{"command":"ls -la","description":"List"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"ls -la","kind":"execute","rawInput":{"command":"ls -la","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: exec("c1"), want: []string{
@@ -520,8 +526,9 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"go test ./...\necho done","description":"Run the tests"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...\necho done","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
-			{ev: exec("t1")},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...\necho done","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"go test ./...\necho done","description":"Run the tests"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Run the tests") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+			{ev: exec("t1"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}`}},
 			{ev: prog("t1", "ok 1\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"ok 1\n"}}}`}},
 			{ev: session.ToolProgress{CallID: "t1", Progress: tools.Progress{Plan: []tools.PlanEntry{{Content: "x", Status: "pending"}}}}},
@@ -536,7 +543,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 9","description":"Wait","cwd":"sub"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 9","description":"Wait","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj/sub"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 9","description":"Wait","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj/sub"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(failed(result("t1", "partial")), `{"signal":"SIGKILL"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"partial","_meta":{"terminal_output":{"terminal_id":"t1","data":"partial"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGKILL"}}}`}},
 		},
@@ -546,7 +553,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"true","cwd":"/abs/dir"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true","cwd":"/abs/dir"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/abs/dir"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true","cwd":"/abs/dir"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/abs/dir"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: result("t1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 		},
@@ -556,9 +563,9 @@ var presentCases = []presentCase{
 		view: View{LineBase: 1, TerminalOutput: true},
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","cwd":"sub"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"sub"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"sub"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: call("t2", "bash", `{"command":"ls"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls"},"_meta":{"terminal_info":{"terminal_id":"t2"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls"},"_meta":{"terminal_info":{"terminal_id":"t2"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 		},
 	},
 	{
@@ -566,11 +573,11 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"nosuch"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","_meta":{"terminal_output":{"terminal_id":"t1","data":"Error: spawn failed"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 			{ev: call("t2", "bash", `{"command":"nosuch"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: prog("t2", "sh: nosuch: not found\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","_meta":{"terminal_output":{"terminal_id":"t2","data":"sh: nosuch: not found\n"}}}`}},
 			{ev: withMeta(failed(result("t2", "sh: nosuch: not found\n")), `{"exit":127}`), want: []string{
@@ -582,7 +589,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"nosuch","description":"Try"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"nosuch","description":"Try"},"content":[` + textItem("Try") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch","description":"Try"},"content":[` + textItem("Try") + `]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","content":[` + textItem("Try") + `,` + textItem("```console\nError: spawn failed\n```") + `]}`}},
 		},
@@ -593,8 +600,9 @@ var presentCases = []presentCase{
 		steps: []step{
 			{ev: start("t1", "bash")},
 			{ev: call("t1", "bash", `{"command":"make","description":"Build"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"make","description":"Build"},"content":[` + textItem("Build") + `]}`}},
-			{ev: exec("t1")},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"make","description":"Build"},"content":[` + textItem("Build") + `]}`}},
+			{ev: exec("t1"), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}`}},
 			{ev: prog("t1", "a\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\n```") + `]}`}},
 			{ev: prog("t1", "b\n"), want: []string{
@@ -611,11 +619,11 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"true"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true"}}`}},
 			{ev: withMeta(result("t1", ""), `{"exit":0,"notes":"(no output)"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","content":[` + textItem("(no output)") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"true"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true"}}`}},
 			{ev: prog("t2", "\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2"}`}},
 			{ev: withMeta(result("t2", "\n"), `{"exit":0}`), want: []string{
@@ -627,7 +635,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"seq 1 9","description":"Count"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"seq 1 9","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"seq 1 9","description":"Count"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"seq 1 9","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"seq 1 9","description":"Count"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: prog("t1", "1\n2"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"1\n2"}}}`}},
 			{ev: note("t1", "[output truncated; 4 bytes left out here]"), want: []string{
@@ -639,7 +647,7 @@ var presentCases = []presentCase{
 			// Nothing streamed (a replay): the result's output, without
 			// its notes.
 			{ev: call("t2", "bash", `{"command":"false"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(result("t2", ""), `{"exit":1,"notes":"(no output)\n[exit code: 1]"}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":1,"signal":null}}}`}},
 		},
@@ -649,7 +657,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status\nrm -f x.txt","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Clean") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status\nrm -f x.txt","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Clean") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: call("t2", "fake_term", `{"command":"git status\nrm -f x.txt","description":"Clean"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"git status…","name":"fake_term","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt","description":"Clean"},"content":[` + textItem("Clean") + `,` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
 		},
@@ -659,7 +667,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"git status\nrm -f x.txt"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status…","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"git status\nrm -f x.txt"},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"git status…","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"git status\nrm -f x.txt"},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `]}`}},
 			{ev: prog("t1", "clean\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
 			{ev: withMeta(result("t1", "clean\n"), `{"exit":0}`), want: []string{
@@ -671,13 +679,13 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"cat README.md"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"cat README.md","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"cat README.md"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"cat README.md","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"cat README.md"}}`}},
 			{ev: prog("t1", "`` and ```go\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("````console\n`` and ```go\n````") + `]}`}},
 			{ev: withMeta(result("t1", "`` and ```go\n`````\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":` + jsonStr("`` and ```go\n`````\n") + `,"content":[` + textItem("``````console\n`` and ```go\n`````\n``````") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"echo"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"echo","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"echo"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"echo","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"echo"}}`}},
 			{ev: withMeta(result("t2", "a `` b"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"a ` + "``" + ` b","content":[` + textItem("```console\na `` b\n```") + `]}`}},
 		},
@@ -715,7 +723,7 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60","description":"Wait"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60","description":"Wait"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: prog("t1", "line one\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"line one\n"}}}`}},
 			{ev: withMeta(cancelled(result("t1", "line one\n")), `{"exit":0}`), want: []string{
@@ -727,13 +735,13 @@ var presentCases = []presentCase{
 		view: live,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			// The result's text is the tool's error, not output.
 			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
 			// A result view that says what was printed is shown.
 			{ev: call("t2", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(cancelled(result("t2", "partial")), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":"Cancelled by the user.\npartial","_meta":{"terminal_output":{"terminal_id":"t2","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t2","exit_code":null,"signal":"SIGTERM"}}}`}},
 		},
@@ -743,7 +751,7 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60","description":"Wait"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60","description":"Wait"},"content":[` + textItem("Wait") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60","description":"Wait"},"content":[` + textItem("Wait") + `]}`}},
 			{ev: prog("t1", "partial\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `]}`}},
 			// The output shown so far stays, then the cancel line.
@@ -756,18 +764,32 @@ var presentCases = []presentCase{
 		view: base,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 60"}}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"}}`}},
 			{ev: cancelled(result("t1")), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\n","content":[` + textItem("[cancelled by the user]") + `]}`}},
 		},
 	},
 	{
-		name: "cancelled: a terminal call cut off before its arguments completed shows nothing",
+		name: "cancelled: a terminal call cut off before its arguments completed is still shown, as a failed card",
 		view: live,
 		steps: []step{
 			{ev: start("t1", "bash")},
-			{ev: exec("t1")},
-			{ev: cancelled(result("t1", "Error: cancelled by the user"))},
+			{ev: session.ToolInput{CallID: "t1", Arguments: `{}`}},
+			// The agent logs what had streamed.
+			{ev: call("t1", "bash", `{"command":"sle`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","name":"bash","kind":"other","status":"pending","rawInput":"{\"command\":\"sle"}`}},
+			{ev: notRun(cancelled(result("t1", "Error: cancelled by the user"))), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
+		},
+	},
+	{
+		name: "cancelled: a result for a call nothing announced still shows the card",
+		view: live,
+		steps: []step{
+			{ev: start("t1", "bash")},
+			{ev: notRun(cancelled(result("t1", "Error: cancelled by the user"))), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","name":"bash","kind":"other","status":"pending"}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{
@@ -848,7 +870,7 @@ var presentCases = []presentCase{
 		view: replayTO,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("List") + `,{"type":"terminal","terminalId":"t1"}]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","description":"List"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("List") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","_meta":{"terminal_output":{"terminal_id":"t1","data":"a.go\nb.go\n"},"terminal_exit":{"terminal_id":"t1","exit_code":0,"signal":null}}}`}},
 		},
@@ -858,7 +880,7 @@ var presentCases = []presentCase{
 		view: replay,
 		steps: []step{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","content":[` + textItem("List") + `,` + textItem("```console\na.go\nb.go\n```") + `]}`}},
 		},

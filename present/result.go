@@ -31,7 +31,7 @@ func (r *paths) resultCard(w *card, c *callState, view tools.ToolResultView) res
 		if t == "" {
 			return
 		}
-		w.title = r.title(t, firstLocPath(locs), diffPath, c.path)
+		w.title = r.title(c.kind, t, firstLocPath(locs), diffPath, c.path)
 		parts.title = &w.title
 	}
 	switch v := view.(type) {

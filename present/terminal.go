@@ -98,18 +98,15 @@ func terminalTitle(command string, live bool) (title string, whole bool) {
 	return title[:n] + "…", false
 }
 
-// terminalStart is the status and _meta of a terminal card's tool_call:
-// in_progress, or pending when the call will ask for permission first;
-// terminal_info (with the absolute cwd) for a live terminal.
-func (p *Presenter) terminalStart(c *callState, callID, name, cwd string) (acp.ToolCallStatus, *acp.ToolCallMeta) {
-	status := acp.StatusInProgress
-	if p.WillAsk != nil && p.WillAsk(name, c.args) {
-		status, c.pending = acp.StatusPending, true
-	}
+// terminalMeta is the _meta of a terminal card's tool_call:
+// terminal_info with the absolute cwd, for a live terminal (nil
+// otherwise). The card starts pending, as every card, and turns
+// in_progress when the command runs.
+func (p *Presenter) terminalMeta(callID, cwd string) *acp.ToolCallMeta {
 	if !p.view.TerminalOutput {
-		return status, nil
+		return nil
 	}
-	return status, &acp.ToolCallMeta{TerminalInfo: &acp.TerminalInfo{TerminalID: callID, Cwd: p.abs(cwd)}}
+	return &acp.ToolCallMeta{TerminalInfo: &acp.TerminalInfo{TerminalID: callID, Cwd: p.abs(cwd)}}
 }
 
 // progress forwards a terminal tool's report: output and notes as they
@@ -166,8 +163,10 @@ func (t *termState) sent(data string) {
 // replay), and terminal_exit; its content repeats the tool's live notes
 // when there were any. Any other card gets the output in a console fence
 // and the notes after it. A cancelled call keeps what was shown, then
-// says it was cancelled; it ends with SIGTERM.
-func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *tools.TerminalResult, text string, cancelled bool) acp.ToolCallUpdate {
+// says it was cancelled; it ends with SIGTERM, the signal sent, unless it
+// never ran (notRun: cancelled before its turn came): then no signal was
+// sent and none is claimed, terminal_exit has neither code nor signal.
+func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *tools.TerminalResult, text string, cancelled, notRun bool) acp.ToolCallUpdate {
 	t := &c.term
 	output, notes, exit, signal := text, "", (*int)(nil), (*string)(nil)
 	if view != nil {
@@ -180,6 +179,9 @@ func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *too
 	if cancelled {
 		s := "SIGTERM"
 		signal, exit = &s, nil
+		if notRun {
+			signal, output = nil, ""
+		}
 		u.RawOutput = acp.JSONString("Cancelled by the user.\n" + text)
 		if view == nil {
 			// The text is the tool's error ("command aborted"), not

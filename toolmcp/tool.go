@@ -242,7 +242,9 @@ func (d *toolDef) kind() tools.Kind {
 func (d *toolDef) title(args json.RawMessage) string {
 	t := d.display
 	if s := d.salient(args); s != "" {
-		t += ": " + s
+		// The argument is the model's text: Markdown-safe, as every
+		// value a title shows (tools.MarkdownInline).
+		t += ": " + tools.MarkdownInline(s)
 	}
 	if !d.readOnly && d.destructive != nil && *d.destructive {
 		t += " (destructive)"
