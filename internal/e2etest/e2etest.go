@@ -266,3 +266,82 @@ func ProcessesWith(marker string) []string {
 	}
 	return out
 }
+
+// Event is one `data: {...}` event of a chat.completion.chunk with the
+// fields live DeepSeek streams carry (id, object, created, model,
+// system_fingerprint, one choice with logprobs null, usage null; usage
+// set when non-nil), the delta and finish reason given.
+func Event(delta map[string]any, finish any, usage map[string]any) string {
+	var u any
+	if usage != nil {
+		u = usage
+	}
+	data, _ := json.Marshal(map[string]any{"id": "8a1c0f52-5b0e-4d1c-9b7e-3f2d6c0e9a11", "object": "chat.completion.chunk",
+		"created": 1764590629, "model": "deepseek-chat", "system_fingerprint": "fp_dshacp_e2etest",
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}, "usage": u})
+	return "data: " + string(data) + "\n\n"
+}
+
+// Done is the end of a stream: the final chunk with finish_reason
+// finish and the usage, then `data: [DONE]`.
+func Done(finish string) string {
+	return Event(map[string]any{"content": "", "reasoning_content": nil}, finish,
+		map[string]any{"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160}) + "data: [DONE]\n\n"
+}
+
+// CallEvents are the events of one tool call as DeepSeek streams it: the
+// first fragment with the wire index, id and name and empty arguments,
+// then the arguments in pieces of size bytes (cut at character
+// boundaries, so pieces break inside keys, strings and numbers; size <= 0
+// means one piece per character, as small as a token).
+func CallEvents(index int, id, name, args string, size int) []string {
+	out := []string{Event(map[string]any{"tool_calls": []any{map[string]any{"index": index, "id": id, "type": "function",
+		"function": map[string]any{"name": name, "arguments": ""}}}}, nil, nil)}
+	return append(out, ArgEvents(index, args, size)...)
+}
+
+// ArgEvents are the events that stream more arguments of the call at
+// index, in pieces of size bytes (see CallEvents).
+func ArgEvents(index int, args string, size int) []string {
+	var out []string
+	for _, piece := range Pieces(args, size) {
+		out = append(out, Event(map[string]any{"tool_calls": []any{map[string]any{"index": index,
+			"function": map[string]any{"arguments": piece}}}}, nil, nil))
+	}
+	return out
+}
+
+// Pieces cuts s into pieces of at most size bytes at character
+// boundaries (size <= 0: one character each).
+func Pieces(s string, size int) []string {
+	var out []string
+	for len(s) > 0 {
+		n := 0
+		for _, r := range s {
+			w := len(string(r))
+			if n > 0 && (size <= 0 || n+w > size) {
+				break
+			}
+			n += w
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+// ToolCallsChunked is ToolCalls with the arguments in pieces of size
+// bytes (see CallEvents), the way DeepSeek streams them token by token;
+// the ids are call_00_0, call_00_1, ...
+func ToolCallsChunked(size int, calls ...[2]string) string {
+	var b strings.Builder
+	b.WriteString(Event(map[string]any{"role": "assistant", "content": nil, "reasoning_content": ""}, nil, nil))
+	b.WriteString(Event(map[string]any{"content": nil, "reasoning_content": "I will use a tool."}, nil, nil))
+	for i, c := range calls {
+		for _, e := range CallEvents(i, fmt.Sprintf("call_00_%d", i), c[0], c[1], size) {
+			b.WriteString(e)
+		}
+	}
+	b.WriteString(Done("tool_calls"))
+	return b.String()
+}

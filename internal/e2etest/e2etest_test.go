@@ -88,3 +88,33 @@ func TestProcessesWith(t *testing.T) {
 		t.Errorf("ProcessesWith after exit = %q, want none", got)
 	}
 }
+
+// TestChunkedStream: a stream whose arguments arrive in many small pieces
+// (one character each for the first call, cut inside keys, strings and a
+// multi-byte character) assembles to the same calls, and the pieces are
+// as small as asked.
+func TestChunkedStream(t *testing.T) {
+	args := `{"file_path":"日本/a_b.txt","content":"x\ny"}`
+	if p := Pieces(args, 0); len(p) != len([]rune(args)) {
+		t.Errorf("%d one-character pieces for %d characters", len(p), len([]rune(args)))
+	}
+	for _, p := range Pieces(args, 4) {
+		if len(p) > 4 && len([]rune(p)) != 1 {
+			t.Errorf("piece %q over 4 bytes", p)
+		}
+	}
+	dir := Replay(t, ToolCallsChunked(0, [2]string{"write", args}, [2]string{"bash", `{"command":"ls"}`}))
+	var pieces int
+	resp, err := llm.NewReplay(dir).Stream(context.Background(), llm.Request{}, func(d llm.Delta) {
+		if d.Kind == llm.DeltaToolArgs {
+			pieces++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.ToolCall{{ID: "call_00_0", Name: "write", Arguments: args}, {ID: "call_00_1", Name: "bash", Arguments: `{"command":"ls"}`}}
+	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.FinishReason != "tool_calls" || resp.Usage == nil || pieces != len([]rune(args))+len(`{"command":"ls"}`) {
+		t.Errorf("response %+v, %d pieces", resp, pieces)
+	}
+}
