@@ -16,7 +16,7 @@ import (
 const maxReported = 10
 
 func checkPresenters(tool tools.Tool, cfg Config) []error {
-	if tool.PresentCall == nil && tool.PresentResult == nil {
+	if tool.PresentCall == nil && tool.PresentResult == nil && tool.PresentStart == nil {
 		return nil
 	}
 	g := newGen(tool.Parameters, cfg.Seed)
@@ -42,6 +42,18 @@ func checkPresenters(tool tools.Tool, cfg Config) []error {
 		for _, args := range argsList {
 			if err := checkCall(tool, args); err != nil && !report(fmt.Errorf("PresentCall(%s): %w", args, err)) {
 				return errs
+			}
+		}
+	}
+	if tool.PresentStart != nil {
+		// The members a stream gives: the prefixes of every argument
+		// list, cut anywhere, as tools.PartialArgs reads them.
+		for _, args := range argsList {
+			for _, cut := range []int{len(args) / 3, len(args) / 2, len(args) - 1, len(args)} {
+				partial := tools.PartialArgs(string(args[:max(cut, 0)]))
+				if err := checkStart(tool, partial); err != nil && !report(fmt.Errorf("PresentStart(%s): %w", partial, err)) {
+					return errs
+				}
 			}
 		}
 	}
@@ -80,6 +92,29 @@ func checkCall(tool tools.Tool, args json.RawMessage) error {
 	second, err := callOnce(func() any { return tool.PresentCall(mine) })
 	if err != nil {
 		return err
+	}
+	if !reflect.DeepEqual(first, second) {
+		return fmt.Errorf("not pure: %#v, then %#v", first, second)
+	}
+	if first == nil {
+		return nil
+	}
+	return checkCallView(first.(tools.ToolCallView))
+}
+
+// checkStart calls PresentStart twice on a private copy of partial.
+func checkStart(tool tools.Tool, partial json.RawMessage) error {
+	mine := bytes.Clone(partial)
+	first, err := callOnce(func() any { return tool.PresentStart(mine) })
+	if err != nil {
+		return err
+	}
+	second, err := callOnce(func() any { return tool.PresentStart(mine) })
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(mine, partial) {
+		return errors.New("modified its arguments")
 	}
 	if !reflect.DeepEqual(first, second) {
 		return fmt.Errorf("not pure: %#v, then %#v", first, second)

@@ -14,8 +14,9 @@
 //     an error result "Error: invalid arguments: …" with
 //     {ToolArgsError, INVALID_ARGS} and no Meta, never a panic; these calls
 //     are refused before the tool's own code runs, so they have no effect;
-//   - presenters: PresentCall and PresentResult, fed generated, mutated and
-//     malformed arguments and results, never panic, give the same answer
+//   - presenters: PresentCall, PresentStart (fed the members of prefixes
+//     of those arguments, as a stream gives them) and PresentResult, fed
+//     generated, mutated and malformed arguments and results, never panic, give the same answer
 //     twice, do not modify their inputs, and return only the closed set of
 //     views with sane fields (a valid Kind, lines >= 0, diff paths set,
 //     ExitCode and Signal not both set, RawInput valid JSON);

@@ -61,6 +61,12 @@ func goodDef() tools.Def[editArgs] {
 			}
 			return tools.DiffResult{Title: a.Path, Diffs: []tools.FileDiff{{Path: "/w/" + a.Path, OldText: meta.Before, NewText: "x"}}}
 		},
+		PresentStart: func(a editArgs) tools.ToolCallView {
+			if a.Path == "" {
+				return nil
+			}
+			return tools.DiffCall{Title: "Edit " + a.Path, Locations: []tools.FileLocation{{Path: "/w/" + a.Path}}}
+		},
 		Preview: func(context.Context, *tools.Exec, editArgs) (tools.ToolCallView, error) { return nil, nil },
 	}
 }
@@ -109,6 +115,14 @@ func TestBrokenToolsFail(t *testing.T) {
 		{"validation skipped", tools.Tool{Name: "x", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`),
 			Execute: func(context.Context, *tools.Exec) (tools.Output, error) { return tools.Output{}, nil }}, "", // raw tools are validated by the registry: passes
 		},
+		{"panicking start presenter", withDef(func(d *tools.Def[editArgs]) {
+			d.PresentStart = func(a editArgs) tools.ToolCallView {
+				if a.Path != "" && a.Old == "" {
+					panic("no old string yet")
+				}
+				return nil
+			}
+		}), "presenters: PresentStart("},
 		{"panicking presenter", withDef(func(d *tools.Def[editArgs]) {
 			d.PresentCall = func(a editArgs) tools.ToolCallView { return tools.GenericCall{Title: a.Path[:1]} }
 		}), "presenters: PresentCall(" /* panics on "" */},
