@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,7 +30,7 @@ type streamPart struct {
 }
 
 // gatedModel answers request n with answers[n-1], part by part: a part
-// whose wait does not hold within 10 s fails the test and breaks the
+// whose wait does not hold within 60 s fails the test and breaks the
 // stream; a part whose wait is "until the request is cancelled" (nil
 // events and what "cancel") holds the stream open until the client
 // cancels. Requests past the answers get a plain "Done.".
@@ -51,10 +52,10 @@ func gatedModel(t *testing.T, answers ...[]streamPart) *fakeModel {
 				return
 			}
 			if p.wait != nil {
-				deadline := time.Now().Add(10 * time.Second)
+				deadline := time.Now().Add(60 * time.Second)
 				for !p.wait() {
 					if time.Now().After(deadline) {
-						t.Errorf("the stream waited 10 s for %s", p.what)
+						t.Errorf("the stream waited 60 s for %s", p.what)
 						return
 					}
 					time.Sleep(5 * time.Millisecond)
@@ -168,8 +169,13 @@ func TestCardsAnnouncedEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := h.start(harnessOpts{caps: liveCaps, info: map[string]string{"name": "test-client", "version": "1"}})
-	if stop, err := h.prompt(sid, "write, read, run"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
+	// A generous time: half a MiB streams through the race detector on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var pr acp.PromptResponse
+	if err := h.client.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock("write, read, run")}}, &pr); err != nil || pr.StopReason != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", pr.StopReason, err)
 	}
 	us := h.sessionUpdates()
 	checkToolCallsEnd(t, us)
