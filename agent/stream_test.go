@@ -78,6 +78,8 @@ func toolEvents(evs []session.Event) []string {
 			out = append(out, "exec:"+d.CallID)
 		case session.ToolResult:
 			out = append(out, fmt.Sprintf("result:%s:cancelled=%v:notRun=%v", d.CallID, d.Cancelled, d.NotRun))
+		default:
+			// Only the call's steps are listed.
 		}
 	}
 	return out
