@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,14 +41,6 @@ func marker(owner string) string {
 	}
 	return v
 }
-
-// ownerSeq numbers the tokens NewOwner hands out.
-var ownerSeq atomic.Uint64
-
-// NewOwner returns a token no other call in this process returns, for
-// Command.Owner and KillAdopted: one per toolbash Manager, so that one
-// Manager's exit sweep leaves the commands of the others alone.
-func NewOwner() string { return "m" + strconv.FormatUint(ownerSeq.Add(1), 10) }
 
 // noNamespaces makes Start use the subreaper helper even where the host
 // has namespaces (tests of that path set it).

@@ -5,8 +5,6 @@ package sandbox
 import (
 	"os"
 	"os/exec"
-	"strconv"
-	"sync/atomic"
 	"syscall"
 )
 
@@ -87,12 +85,6 @@ func (p *Process) Signal(sig syscall.Signal) error { return syscall.Kill(-p.pid,
 
 // BecomeSubreaper does nothing here.
 func BecomeSubreaper() error { return nil }
-
-var ownerSeq atomic.Uint64
-
-// NewOwner returns a token no other call in this process returns, for
-// Command.Owner (unused here).
-func NewOwner() string { return "m" + strconv.FormatUint(ownerSeq.Add(1), 10) }
 
 // KillAdopted does nothing here.
 func KillAdopted(owner string) int { return 0 }

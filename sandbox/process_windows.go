@@ -18,6 +18,8 @@ type Command struct {
 	Env            []string
 	Stdout, Stderr *os.File
 	Policy         Policy
+	// Owner is carried for the API's sake; Windows has no sweep.
+	Owner string
 }
 
 // Process is a started command; on Windows it is the command itself,
@@ -95,4 +97,4 @@ func (p *Process) Signal(syscall.Signal) error {
 func BecomeSubreaper() error { return nil }
 
 // KillAdopted does nothing here.
-func KillAdopted() int { return 0 }
+func KillAdopted(owner string) int { return 0 }
