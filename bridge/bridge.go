@@ -46,10 +46,12 @@ type Config struct {
 	// Limits bound the connection's memory (message size, queued
 	// writes); zero fields mean acp's defaults.
 	Limits acp.Limits
-	// SandboxWarning, when set, says that shell commands will not be
-	// confined as configured (toolbash.Manager.SandboxWarning): every
-	// session opened tells the user once, as a notice (tools.Notify).
-	SandboxWarning string
+	// SandboxWarning, when set, returns "" or the sentence saying that
+	// shell commands will not be confined as configured
+	// (toolbash.Manager.SandboxWarning; it may wait a few milliseconds for
+	// the kernel probe): every session opened tells the user once, as a
+	// notice (tools.Notify).
+	SandboxWarning func() string
 	// Models is the endpoint's model list (nil: none). initialize starts
 	// its request; session/new and session/load wait up to ModelsWait
 	// for it, and sessions answered without it get a

@@ -357,7 +357,10 @@ func (b *Bridge) noteDirectories(s *liveSession, before []string) {
 // far (mcp.go) and the sandbox notice.
 func (b *Bridge) opened(ctx context.Context, s *liveSession) {
 	b.openedMCP(ctx, s)
-	if w := b.cfg.SandboxWarning; w != "" {
+	if b.cfg.SandboxWarning == nil {
+		return
+	}
+	if w := b.cfg.SandboxWarning(); w != "" {
 		acp.Then(ctx, func() {
 			tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Shell commands run without a sandbox", Description: w})
 		})

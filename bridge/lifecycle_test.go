@@ -133,7 +133,7 @@ func TestNoticePath(t *testing.T) {
 // answer that names the session.
 func TestSandboxNoticeAfterAnswer(t *testing.T) {
 	root, cwd := t.TempDir(), t.TempDir()
-	br := New(Config{StateDir: root, Tools: tools.NewRegistry(), SandboxWarning: "shell commands run without a sandbox (no Landlock)"})
+	br := New(Config{StateDir: root, Tools: tools.NewRegistry(), SandboxWarning: func() string { return "shell commands run without a sandbox (no Landlock)" }})
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	conn := br.Serve(toAgentR, fromAgentW)

@@ -193,7 +193,7 @@ func New(o Options) (*Server, error) {
 		LocationLineBase: lineBase,
 		Mode:             o.Mode,
 		StateDir:         o.StateDir,
-		SandboxWarning:   shell.SandboxWarning(),
+		SandboxWarning:   shell.SandboxWarning,
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 		Models:           models,

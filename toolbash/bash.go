@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -69,18 +70,27 @@ func writableText(mode sandbox.Mode) string {
 	return "inside the project, TMPDIR (a private temporary directory) and the build caches"
 }
 
-func (m *Manager) bashTool() tools.Tool {
+// description is what the model is told about bash: bashDescription,
+// and what the sandbox does once the probe says commands are confined.
+func (m *Manager) description() string {
 	desc := bashDescription
 	if m.Confined() {
 		mode, _ := sandbox.ParseMode(string(m.sandbox.Mode))
 		desc += fmt.Sprintf(sandboxDescription, writableText(mode))
-		if m.host.Namespaces {
+		if m.Host().Namespaces {
 			desc += " Each command sees only its own processes (ps, kill): stop a background task with bash_kill."
 		}
 	}
+	return desc
+}
+
+func (m *Manager) bashTool() tools.Tool {
 	return tools.Define(tools.Def[bashArgs]{
-		Name:          "bash",
-		Description:   desc,
+		Name: "bash",
+		// The sandbox's part is known once the probe returned: the model
+		// reads the description at the first request, not at start-up.
+		Description:   bashDescription,
+		Describe:      sync.OnceValue(m.description),
 		Spec:          bashSpec,
 		Terminal:      true,
 		Class:         tools.ClassExecute,

@@ -49,7 +49,10 @@ type Manager struct {
 	tempDir string
 	liveCap int64 // LiveCap, smaller in tests
 	sandbox sandbox.Config
+	// host is what the kernel offers (sandbox.Probe), set by New's
+	// probe goroutine before it closes probed: read it through Host.
 	host    sandbox.Host
+	probed  chan struct{}
 	dirs    []string // AdditionalDirs
 	caches  []string // sandbox.Caches under workspace-write
 	// owner marks this Manager's commands (sandbox.Command.Owner), so
@@ -101,23 +104,39 @@ func New(o Options) *Manager {
 		}
 	})
 	m := &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{},
-		sandbox: o.Sandbox, host: sandbox.Probe(), dirs: o.AdditionalDirs, temps: map[string]bool{},
+		sandbox: o.Sandbox, probed: make(chan struct{}), dirs: o.AdditionalDirs, temps: map[string]bool{},
 		owner: sandbox.NewOwner()}
 	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
 		m.caches = sandbox.Caches()
 	}
-	if w := m.SandboxWarning(); w != "" {
-		log.Warn(w)
-	} else {
-		log.Info("bash: commands run through the sandbox helper", "sandbox", sandbox.Describe(o.Sandbox, m.host),
-			"processes", sandbox.DescribeProcesses(o.Sandbox, m.host))
-	}
+	// The probe starts the sandbox helper twice (about 6 ms each, most of
+	// the agent's start-up): it runs while the editor's initialize is
+	// read and answered, and what needs its answer (a command, the bash
+	// tool's description, a session's sandbox notice) waits for it. The
+	// goroutine ends by itself once the probe returned.
+	go func() {
+		m.host = sandbox.Probe()
+		close(m.probed)
+		if w := m.SandboxWarning(); w != "" {
+			log.Warn(w)
+		} else {
+			log.Info("bash: commands run through the sandbox helper", "sandbox", sandbox.Describe(o.Sandbox, m.host),
+				"processes", sandbox.DescribeProcesses(o.Sandbox, m.host))
+		}
+	}()
 	return m
+}
+
+// Host is what the kernel offers for confining commands (sandbox.Probe).
+// It waits for New's probe, a few milliseconds after New at most.
+func (m *Manager) Host() sandbox.Host {
+	<-m.probed
+	return m.host
 }
 
 // Confined reports whether commands run confined by the kernel (the
 // sandbox mode is not off and the kernel has Landlock).
-func (m *Manager) Confined() bool { return m.sandbox.Confines(m.host) }
+func (m *Manager) Confined() bool { return m.sandbox.Confines(m.Host()) }
 
 // SandboxWarning is what a session should tell the user once (a notice,
 // or a log line) when commands will not be confined as configured: the
@@ -127,7 +146,7 @@ func (m *Manager) SandboxWarning() string {
 	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.Confined() {
 		return ""
 	}
-	return "shell commands run without a sandbox (" + m.host.LandlockReason + "); only the permission checks guard what they do"
+	return "shell commands run without a sandbox (" + m.Host().LandlockReason + "); only the permission checks guard what they do"
 }
 
 // Tools returns the tools bash, bash_output and bash_kill, in that order.

@@ -148,8 +148,8 @@ func TestSandboxReadOnly(t *testing.T) {
 	if _, err := os.Stat(in); err == nil {
 		t.Error("read-only wrote into the project")
 	}
-	if bash, _ := g.reg.Get("bash"); !strings.Contains(bash.Description, "the project is read-only") || !strings.Contains(got, "the project is read-only") {
-		t.Errorf("the description or the line does not say the project is read-only:\n%s\n%s", bash.Description, got)
+	if desc := toldAbout(g.reg, "bash"); !strings.Contains(desc, "the project is read-only") || !strings.Contains(got, "the project is read-only") {
+		t.Errorf("the description or the line does not say the project is read-only:\n%s\n%s", desc, got)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestSandboxOff(t *testing.T) {
 		t.Error("Confined under off")
 	}
 	bash, _ := g.reg.Get("bash")
-	if strings.Contains(bash.Description, "sandbox") {
+	if strings.Contains(toldAbout(g.reg, "bash"), "sandbox") {
 		t.Error("the description talks of a sandbox under off")
 	}
 	if acc, ok := bash.Access(json.RawMessage(`{"command":"ls","description":"d","dangerously_disable_sandbox":true}`)); !ok || acc.Unsandboxed {
@@ -231,7 +231,7 @@ func TestSandboxDisable(t *testing.T) {
 	if view.Description != "Outside the sandbox: Write outside" {
 		t.Errorf("card description %q", view.Description)
 	}
-	if !strings.Contains(bash.Description, "dangerously_disable_sandbox: true") {
+	if !strings.Contains(toldAbout(g.reg, "bash"), "dangerously_disable_sandbox: true") {
 		t.Error("the description does not tell the model about the sandbox")
 	}
 }
@@ -469,4 +469,15 @@ func TestSandboxAdditionalDirectories(t *testing.T) {
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("%s exists: %v", target, err)
 	}
+}
+
+// toldAbout is the description the model is told for the tool name
+// (Registry.Schemas: the sandbox's part comes from the probe), or "".
+func toldAbout(reg *tools.Registry, name string) string {
+	for _, s := range reg.Schemas() {
+		if s.Name == name {
+			return s.Description
+		}
+	}
+	return ""
 }

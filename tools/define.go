@@ -14,9 +14,11 @@ import (
 // INVALID_ARGS). Execute is required; the other functions are optional.
 type Def[A any] struct {
 	Name, Description string
-	Spec              Spec
-	Strict            *bool
-	Terminal          bool
+	// Describe is copied to the Tool (see Tool.Describe).
+	Describe func() string
+	Spec     Spec
+	Strict   *bool
+	Terminal bool
 	// Class and ConcurrencySafe are copied to the Tool (see Tool.Class,
 	// Tool.ConcurrencySafe); unset, the tool is ClassUndeclared and runs
 	// alone.
@@ -62,6 +64,7 @@ func Define[A any](d Def[A]) Tool {
 	t := Tool{
 		Name:            d.Name,
 		Description:     d.Description,
+		Describe:        d.Describe,
 		Parameters:      spec.JSONSchema(),
 		Terminal:        d.Terminal,
 		Class:           d.Class,

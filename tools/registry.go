@@ -136,6 +136,9 @@ func (r *Registry) Schemas() []Schema {
 	for _, name := range r.order {
 		t := r.tools[name].tool
 		s := Schema{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
+		if t.Describe != nil {
+			s.Description = t.Describe()
+		}
 		if t.Strict != nil {
 			strict := *t.Strict
 			s.Strict = &strict

@@ -384,3 +384,21 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Errorf("%d tools, want 6", n)
 	}
 }
+
+// TestSchemasDescribe: a tool's Describe, when set, is what the model is
+// told (asked at each Schemas call), and Description stays the tool's own.
+func TestSchemasDescribe(t *testing.T) {
+	r := tools.NewRegistry()
+	calls := 0
+	tool := echoTool("echo", nil)
+	tool.Describe = func() string { calls++; return fmt.Sprintf("Echo the text (%d).", calls) }
+	mustRegister(t, r, tool)
+	for i := 1; i <= 2; i++ {
+		if got, want := r.Schemas()[0].Description, fmt.Sprintf("Echo the text (%d).", i); got != want {
+			t.Errorf("Schemas #%d description %q, want %q", i, got, want)
+		}
+	}
+	if got, _ := r.Get("echo"); got.Description != "Echo the text." {
+		t.Errorf("Description %q", got.Description)
+	}
+}

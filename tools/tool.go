@@ -103,6 +103,12 @@ type Tool struct {
 	Name string
 	// Description tells the model what the tool does.
 	Description string
+	// Describe, when set, is what Schemas tells the model instead of
+	// Description: for a text that depends on something found out in the
+	// background (bash: whether the kernel confines commands), so that
+	// registering the tool does not wait for it. It may block until that
+	// is known; it is called once per Schemas call.
+	Describe func() string
 	// Parameters is the JSON Schema of the arguments: a JSON object whose
 	// "type" is "object". For Define tools it is generated from the Spec.
 	Parameters json.RawMessage
