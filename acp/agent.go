@@ -12,7 +12,7 @@ import "context"
 // An agent offers more by implementing the optional interfaces
 // (SessionLoader, SessionLister, SessionCloser, ModeSetter,
 // ConfigOptionSetter, SessionResumer, SessionDeleter, SessionForker,
-// Logouter): a method whose interface is missing is answered with -32601,
+// SessionTitleSetter, Logouter): a method whose interface is missing is answered with -32601,
 // and `initialize` advertises exactly the interfaces implemented
 // ([Capabilities]).
 type Agent interface {
@@ -85,6 +85,12 @@ type SessionDeleter interface {
 // schema).
 type SessionForker interface {
 	ForkSession(ctx context.Context, p ForkSessionRequest) (ForkSessionResponse, error)
+}
+
+// SessionTitleSetter serves `session/set_title` (sessionCapabilities.title;
+// unstable schema): the user's title, stored before the answer.
+type SessionTitleSetter interface {
+	SetSessionTitle(ctx context.Context, p SetSessionTitleRequest) (SetSessionTitleResponse, error)
 }
 
 // Logouter serves `logout` (agentCapabilities.auth.logout).

@@ -97,9 +97,10 @@ type McpCapabilities struct {
 
 // SessionCapabilities lists the optional session methods the agent serves
 // (schema type SessionCapabilities); a nil field is unsupported. The
-// connection sets List, Delete, Resume, Close and Fork from the
-// interfaces the agent implements ([Capabilities]); Fork is in the
-// unstable schema only (SessionForkCapabilities).
+// connection sets List, Delete, Resume, Close, Fork and Title from the
+// interfaces the agent implements ([Capabilities]); Fork and Title are
+// in the unstable schema only (SessionForkCapabilities,
+// SessionTitleCapabilities).
 type SessionCapabilities struct {
 	List                  *Empty `json:"list,omitempty"`
 	Delete                *Empty `json:"delete,omitempty"`
@@ -107,6 +108,7 @@ type SessionCapabilities struct {
 	Resume                *Empty `json:"resume,omitempty"`
 	Close                 *Empty `json:"close,omitempty"`
 	Fork                  *Empty `json:"fork,omitempty"`
+	Title                 *Empty `json:"title,omitempty"`
 	Meta                  Meta   `json:"_meta,omitempty"`
 }
 

@@ -71,6 +71,8 @@ func agentMethods() []method {
 			func(c *AgentCapabilities) { c.SessionCapabilities.Delete = &Empty{} }},
 		{MethodSessionFork, handle(SessionForker.ForkSession, paramsRequired),
 			func(c *AgentCapabilities) { c.SessionCapabilities.Fork = &Empty{} }},
+		{MethodSessionSetTitle, handle(SessionTitleSetter.SetSessionTitle, paramsRequired),
+			func(c *AgentCapabilities) { c.SessionCapabilities.Title = &Empty{} }},
 		{MethodLogout, handle(Logouter.Logout, paramsOptional),
 			func(c *AgentCapabilities) { c.Auth.Logout = &Empty{} }},
 	}
@@ -93,8 +95,9 @@ func initialize(a Agent, ctx context.Context, p InitializeRequest) (InitializeRe
 
 // Capabilities returns c with the bits that name optional interfaces set
 // exactly as a implements them: loadSession (SessionLoader),
-// sessionCapabilities list, close, resume, delete and fork (SessionLister,
-// SessionCloser, SessionResumer, SessionDeleter, SessionForker) and
+// sessionCapabilities list, close, resume, delete, fork and title
+// (SessionLister, SessionCloser, SessionResumer, SessionDeleter,
+// SessionForker, SessionTitleSetter) and
 // auth.logout (Logouter). Other fields of c are kept; a
 // sessionCapabilities or auth object left empty is dropped.
 func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
@@ -106,7 +109,7 @@ func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 		auth = *c.Auth
 	}
 	c.LoadSession = false
-	sc.List, sc.Close, sc.Resume, sc.Delete, sc.Fork = nil, nil, nil, nil, nil
+	sc.List, sc.Close, sc.Resume, sc.Delete, sc.Fork, sc.Title = nil, nil, nil, nil, nil, nil
 	auth.Logout = nil
 	c.SessionCapabilities, c.Auth = &sc, &auth
 	for _, m := range agentMethods() {
@@ -115,7 +118,7 @@ func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 		}
 	}
 	if sc.List == nil && sc.Delete == nil && sc.AdditionalDirectories == nil && sc.Resume == nil &&
-		sc.Close == nil && sc.Fork == nil && len(sc.Meta) == 0 {
+		sc.Close == nil && sc.Fork == nil && sc.Title == nil && len(sc.Meta) == 0 {
 		c.SessionCapabilities = nil
 	}
 	if auth.Logout == nil && len(auth.Meta) == 0 {

@@ -127,6 +127,10 @@ func (a fullAgent) ForkSession(context.Context, ForkSessionRequest) (ForkSession
 	a.called(MethodSessionFork)
 	return ForkSessionResponse{SessionID: "s2"}, nil
 }
+func (a fullAgent) SetSessionTitle(_ context.Context, p SetSessionTitleRequest) (SetSessionTitleResponse, error) {
+	a.called(MethodSessionSetTitle)
+	return SetSessionTitleResponse{Title: p.Title}, nil
+}
 func (a fullAgent) Logout(context.Context, LogoutRequest) (LogoutResponse, error) {
 	a.called(MethodLogout)
 	return LogoutResponse{}, nil
@@ -259,6 +263,7 @@ func TestOptionalInterfaces(t *testing.T) {
 		MethodSessionResume:          map[string]any{"sessionId": "s1", "cwd": "/p"},
 		MethodSessionDelete:          map[string]any{"sessionId": "s1"},
 		MethodSessionFork:            map[string]any{"sessionId": "s1", "cwd": "/p"},
+		MethodSessionSetTitle:        map[string]any{"sessionId": "s1", "title": "Mine"},
 		MethodLogout:                 map[string]any{},
 	}
 	init := map[string]any{"protocolVersion": 1}
@@ -284,7 +289,7 @@ func TestOptionalInterfaces(t *testing.T) {
 	}
 	c, sc := res.AgentCapabilities, res.AgentCapabilities.SessionCapabilities
 	if !c.LoadSession || sc == nil || sc.List == nil || sc.Close == nil || sc.Resume == nil || sc.Delete == nil || sc.Fork == nil ||
-		c.Auth == nil || c.Auth.Logout == nil {
+		sc.Title == nil || c.Auth == nil || c.Auth.Logout == nil {
 		t.Errorf("initialize of the full agent: %s", r.Result)
 	}
 	for m, params := range optional {

@@ -19,6 +19,8 @@ const (
 	MethodSessionCancel = "session/cancel"
 	// MethodSessionFork is in the unstable schema only.
 	MethodSessionFork = "session/fork"
+	// MethodSessionSetTitle is in the unstable schema only.
+	MethodSessionSetTitle = "session/set_title"
 )
 
 // Methods the agent calls on the editor (x-side "client"):

@@ -355,6 +355,24 @@ type ForkSessionResponse struct {
 	Meta          Meta                  `json:"_meta,omitempty"`
 }
 
+// SetSessionTitleRequest is the params of `session/set_title` (unstable
+// schema type SetSessionTitleRequest): the user's title for SessionID,
+// which need not be open on the connection (any session session/list
+// shows).
+type SetSessionTitleRequest struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleResponse is the result of `session/set_title` (unstable
+// schema type SetSessionTitleResponse): Title is the title as stored
+// (normalized), which the editor shows.
+type SetSessionTitleResponse struct {
+	Title string `json:"title"`
+	Meta  Meta   `json:"_meta,omitempty"`
+}
+
 // CancelRequestNotification is the params of `$/cancel_request` (schema
 // type CancelRequestNotification); RequestID is the raw JSON id (a number
 // or a string).

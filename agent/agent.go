@@ -58,6 +58,11 @@ type Config struct {
 	// Now is the clock a response's cost is priced at (prices may
 	// depend on the hour); nil means time.Now.
 	Now func() time.Time
+	// CompactAt is the fill of the context window (Meter.Size), as a
+	// fraction (0.8 for 80 %), from which a turn first compacts the
+	// conversation (see compact.go); 0 turns automatic compaction off (a
+	// /compact turn, Input.Compact, still compacts).
+	CompactAt float64
 }
 
 // Agent runs turns for any number of sessions; it is safe for concurrent
@@ -215,6 +220,29 @@ func (e *TurnError) Unwrap() error { return e.Err }
 // is cancelled the turn ends promptly with StopReason "cancelled" and
 // every tool call it announced is closed.
 func (a *Agent) Turn(ctx context.Context, s *Session, prompt []tools.Content, title string) Outcome {
+	return a.RunTurn(ctx, s, Input{Prompt: prompt, Title: title})
+}
+
+// Input is what one prompt turn starts from.
+type Input struct {
+	// Prompt is the user's content as the model receives it.
+	Prompt []tools.Content
+	// Typed, when set, is the prompt as the user wrote it, when Prompt
+	// differs (a slash command expanded): it is logged beside Prompt
+	// (session.UserMessage.Typed) for a replay to show.
+	Typed []tools.Content
+	// Title, when set, is logged as the session's title at the turn's
+	// start (the first prompt's line).
+	Title string
+	// Compact, when set, makes the turn the user's /compact: the
+	// conversation before it is summarized (compact.go) and no model
+	// turn follows; Prompt is then logged as a prompt the model never
+	// sees (session.UserMessage.Local).
+	Compact *CompactRequest
+}
+
+// RunTurn runs one prompt turn from in, as Turn does.
+func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	s.mu.Lock()
 	s.prepare()
 	s.turn++
@@ -222,12 +250,17 @@ func (a *Agent) Turn(ctx context.Context, s *Session, prompt []tools.Content, ti
 	s.mu.Unlock()
 	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{}}
 	store := s.Store
-	store.Emit(session.TurnStart{Turn: turn})
-	if title != "" {
-		store.Emit(session.Title{Title: title})
+	t.startSeq = store.Emit(session.TurnStart{Turn: turn}).Seq
+	if in.Title != "" {
+		store.Emit(session.Title{Title: in.Title})
 	}
-	store.Emit(session.UserMessage{Turn: turn, Content: prompt})
-	out := t.run(ctx)
+	store.Emit(session.UserMessage{Turn: turn, Content: in.Prompt, Typed: in.Typed, Local: in.Compact != nil})
+	var out Outcome
+	if in.Compact != nil {
+		out = t.compactTurn(ctx, in.Compact.Focus)
+	} else {
+		out = t.run(ctx)
+	}
 	end := session.TurnEnd{Turn: turn, Reason: out.StopReason}
 	if out.Err != nil {
 		end.Reason = session.EndError
@@ -254,6 +287,11 @@ type turnRun struct {
 	// logged the calls whose ToolCall event was emitted.
 	streamed map[string]*streamCall
 	logged   map[string]bool
+	// startSeq is the Seq of the turn's TurnStart; compactTried is set
+	// once the turn compacted automatically (or tried to): once per
+	// turn (compact.go).
+	startSeq     int64
+	compactTried bool
 }
 
 // streamCall is one tool call of the model's answer while it streams:
@@ -289,6 +327,10 @@ func (t *turnRun) emit(d session.Data) { t.s.Store.Emit(d) }
 func (t *turnRun) run(ctx context.Context) Outcome {
 	cfg := t.a.cfg
 	for t.step = 1; t.step <= cfg.MaxSteps; t.step++ {
+		if ctx.Err() != nil {
+			return t.cancelled()
+		}
+		t.autoCompact(ctx)
 		if ctx.Err() != nil {
 			return t.cancelled()
 		}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -19,17 +20,60 @@ import (
 // in order) when images is true (the model takes them), else text in
 // which each image is its text form ("[image: image/png, 1204 bytes]"),
 // so a model that takes none is never sent one.
+//
+// After a completed compaction the conversation starts with its summary
+// (one user message, SummaryMessage) in place of every event logged
+// before the compaction's Before; the last completed compaction wins.
+// Prompts the agent served itself (UserMessage.Local, e.g. /compact) are
+// never part of it.
 func History(events []session.Event, images bool) []llm.Message {
+	var msgs []llm.Message
+	if c, ok := lastCompaction(events); ok {
+		msgs = append(msgs, llm.Message{Role: "user", Content: SummaryMessage(c.Summary)})
+		events = eventsFrom(events, c.Before)
+	}
+	return appendHistory(msgs, events, images)
+}
+
+// lastCompaction returns the last completed Compaction of events.
+func lastCompaction(events []session.Event) (session.Compaction, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if c, ok := events[i].Data.(session.Compaction); ok && c.Status == session.CompactionCompleted {
+			return c, true
+		}
+	}
+	return session.Compaction{}, false
+}
+
+// eventsFrom returns the events of events (in Seq order) whose Seq is at
+// least seq.
+func eventsFrom(events []session.Event, seq int64) []session.Event {
+	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= seq })
+	return events[i:]
+}
+
+// eventsBefore returns the events of events (in Seq order) whose Seq is
+// less than seq.
+func eventsBefore(events []session.Event, seq int64) []session.Event {
+	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= seq })
+	return events[:i]
+}
+
+// appendHistory appends the conversation events make to msgs (images as
+// for History).
+func appendHistory(msgs []llm.Message, events []session.Event, images bool) []llm.Message {
 	results := map[string]session.ToolResult{}
 	for _, ev := range events {
 		if r, ok := ev.Data.(session.ToolResult); ok {
 			results[r.CallID] = r
 		}
 	}
-	var msgs []llm.Message
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case session.UserMessage:
+			if d.Local {
+				continue
+			}
 			msgs = append(msgs, userMessage(d.Content, images))
 		case session.ContextMessage:
 			msgs = append(msgs, llm.Message{Role: "user", Content: d.Text})

@@ -26,6 +26,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
+	"github.com/dsh-acp/dsh-acp/slash"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -71,7 +72,15 @@ type Config struct {
 	// the session's MCP servers before answering (mcp.go); 0 means
 	// DefaultMCPWait (2 s), a negative value no wait.
 	MCPWait time.Duration
-	Log     *slog.Logger
+	// Titles: after a session's first turn that ends normally, the
+	// model writes the session's title (title.go); without it the first
+	// prompt's line stays the title (so under --replay and --record).
+	Titles bool
+	// CommandsDir is the user's folder of slash command files
+	// (slash.UserDir); "" reads none. The project's folder
+	// (slash.ProjectDir of the session's cwd) is always read.
+	CommandsDir string
+	Log         *slog.Logger
 	// Auth is where the API key comes from, for initialize's authMethods,
 	// authenticate, logout and the check before each prompt (auth.go).
 	Auth Auth
@@ -103,6 +112,14 @@ type Bridge struct {
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	// ctx is cancelled by Close: it ends the title requests, which
+	// titles tracks; titleMu orders the titles a session gets (the
+	// user's wins; title.go).
+	ctx     context.Context
+	stop    context.CancelFunc
+	titles  sync.WaitGroup
+	titleMu sync.Mutex
 }
 
 // liveSession is a session open in this process.
@@ -120,6 +137,10 @@ type liveSession struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
 	turns  int
+	// cmds are the slash commands offered (commands.go); titleCancel
+	// cancels the title request under way (title.go).
+	cmds        *slash.Set
+	titleCancel context.CancelFunc
 
 	perm *permState
 	cfg  sessionConfig
@@ -140,7 +161,8 @@ func New(cfg Config) *Bridge {
 	if cfg.ThinkingDefault == "" {
 		cfg.ThinkingDefault = DefaultThinking
 	}
-	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}, closed: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}, closed: make(chan struct{}), ctx: ctx, stop: stop}
 }
 
 // The ACP interfaces a Bridge serves (initialize advertises them).
@@ -155,6 +177,8 @@ var (
 	_ acp.SessionForker  = (*Bridge)(nil)
 
 	_ acp.ConfigOptionSetter = (*Bridge)(nil)
+	// session/set_title (unstable schema; title.go).
+	_ acp.SessionTitleSetter = (*Bridge)(nil)
 )
 
 // Serve starts serving the editor on r/w and returns the connection; wait
@@ -166,14 +190,17 @@ func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 	}, b.log, b.cfg.Limits)
 }
 
-// Close closes the log of every session open here (their turns have
-// ended once the connection is done), releasing the logs' locks; the
-// sessions stay in memory. It also stops the watcher of the model list
-// (it does not wait for the list's request). Call it when the connection
-// is done; calling it again does nothing.
+// Close cancels the title requests under way and waits for them, then
+// closes the log of every session open here (their turns have ended
+// once the connection is done), releasing the logs' locks; the sessions
+// stay in memory. It also stops the watcher of the model list (it does
+// not wait for the list's request). Call it when the connection is
+// done; calling it again does nothing.
 func (b *Bridge) Close() {
 	b.mcp.closeAll()
 	b.closeOnce.Do(func() { close(b.closed) })
+	b.stop()
+	b.titles.Wait()
 	b.mu.Lock()
 	ss := make([]*liveSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -299,7 +326,8 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	b.mu.Lock()
 	caps, info := b.caps, b.clientInfo
 	b.mu.Unlock()
-	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info)}
+	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info),
+		Compaction: caps.Session != nil && caps.Session.Compaction != nil}
 	s := &liveSession{id: id, cwd: cwd, dirs: dirs, view: view,
 		notices: caps.Session != nil && caps.Session.Notices != nil}
 	ts := tools.NewSession(id, cwd)
@@ -356,6 +384,7 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 		return acp.CloseSessionResponse{}, unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
+	s.cancelTitle()
 	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
 	return acp.CloseSessionResponse{}, nil
@@ -430,7 +459,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	s.turns++
 	first := s.turns == 1 && s.agent.Store.Len() == 0
 	s.mu.Unlock()
-	return func(context.Context) (acp.PromptResponse, error) {
+	return func(ctx context.Context) (acp.PromptResponse, error) {
 		defer func() {
 			s.mu.Lock()
 			s.cancel = nil
@@ -442,15 +471,21 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 		if err := s.agent.Store.Ready(); err != nil {
 			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
 		}
-		title := ""
-		if first {
-			title = Title(content)
+		in, err := b.prepareTurn(turnCtx, s, content)
+		if err != nil {
+			return acp.PromptResponse{}, err
 		}
-		out := b.cfg.Agent.Turn(turnCtx, s.agent, content, title)
+		if first {
+			b.logPromptTitle(s, content)
+		}
+		restore := s.perm.runUnder(in.rules)
+		out := b.cfg.Agent.RunTurn(turnCtx, s.agent, in.Input)
+		restore()
 		b.flushLog(s)
 		if out.Err != nil {
 			return acp.PromptResponse{}, promptError(out.Err)
 		}
+		b.titleAfter(ctx, s)
 		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
 	}, nil
 }

@@ -58,6 +58,7 @@ const (
 // these before it answers (session.ReadLogLazy), so a restore step that
 // reads another type must add it here.
 var restoredTypes = map[string]bool{
+	session.Title{}.EventType():          true,
 	session.ModeChange{}.EventType():     true,
 	session.Directories{}.EventType():    true,
 	session.PermissionRule{}.EventType(): true,
@@ -128,6 +129,7 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 	b.mu.Unlock()
 	if s != nil {
 		s.cancelTurn()
+		s.cancelTitle()
 		tools.CloseSession(s.agent.Tools)
 		if err := s.agent.Store.Close(); err != nil {
 			b.log.Warn("could not close the log of a session being deleted", "session", s.id, "err", err)
@@ -353,9 +355,11 @@ func (b *Bridge) noteDirectories(s *liveSession, before []string) {
 
 // opened runs what follows the answer to the request (ctx's) that opened
 // s (session/new, load, resume, fork), once that answer is written, so
-// that the editor knows the session first: the MCP servers' notices so
+// that the editor knows the session first: the slash commands
+// (available_commands_update; commands.go), the MCP servers' notices so
 // far (mcp.go) and the sandbox notice.
 func (b *Bridge) opened(ctx context.Context, s *liveSession) {
+	acp.Then(ctx, func() { b.sendCommands(s, b.loadCommands(s)) })
 	b.openedMCP(ctx, s)
 	if b.cfg.SandboxWarning == nil {
 		return

@@ -129,8 +129,8 @@ func TestNoticePath(t *testing.T) {
 }
 
 // TestSandboxNoticeAfterAnswer: with a sandbox warning, every session
-// opened (new, resume, fork) gets one warning notice, written after the
-// answer that names the session.
+// opened (new, resume, fork) gets its slash commands, then one warning
+// notice, both written after the answer that names the session.
 func TestSandboxNoticeAfterAnswer(t *testing.T) {
 	root, cwd := t.TempDir(), t.TempDir()
 	br := New(Config{StateDir: root, Tools: tools.NewRegistry(), SandboxWarning: func() string { return "shell commands run without a sandbox (no Landlock)" }})
@@ -170,12 +170,13 @@ func TestSandboxNoticeAfterAnswer(t *testing.T) {
 	if err := c.Call(ctx, "session/resume", map[string]any{"sessionId": ns.SessionID, "cwd": cwd}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The seven messages: four answers (initialize, new, fork, resume: each
-	// request is sent once the one before is answered) and three notices.
-	// A notice follows the answer that opened its session; it may come
+	// The ten messages: four answers (initialize, new, fork, resume: each
+	// request is sent once the one before is answered), three commands
+	// updates and three notices. The commands and the notice follow the
+	// answer that opened their session; they may come
 	// after a later answer too (the next request can be answered before
-	// the notice of the one before is written), so the order checked is
-	// each notice's against its own answer.
+	// the updates of the one before are written), so the order checked is
+	// each update's against its own answer.
 	deadline := time.Now().Add(30 * time.Second)
 	var got []string
 	for time.Now().Before(deadline) {
@@ -206,27 +207,33 @@ func TestSandboxNoticeAfterAnswer(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		if len(got) >= 7 {
+		if len(got) >= 10 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	var answers, newNotices, forkNotices []int
+	var answers, newCmds, newNotices, forkCmds, forkNotices []int
 	for i, g := range got {
 		switch g {
 		case "answer":
 			answers = append(answers, i)
+		case "new:available_commands_update:":
+			newCmds = append(newCmds, i)
 		case "new:notice:warning":
 			newNotices = append(newNotices, i)
+		case "fork:available_commands_update:":
+			forkCmds = append(forkCmds, i)
 		case "fork:notice:warning":
 			forkNotices = append(forkNotices, i)
 		}
 	}
-	// answers: initialize, new, fork, resume; the session/new notice after
-	// new's answer, the fork's after fork's, the resume's after resume's.
-	if len(got) != 7 || len(answers) != 4 || len(newNotices) != 2 || len(forkNotices) != 1 ||
-		newNotices[0] < answers[1] || forkNotices[0] < answers[2] || newNotices[1] < answers[3] {
-		t.Errorf("messages %q\nwant the four answers and a warning notice after each of the last three (new, fork, resume: new:, fork:, new:)", got)
+	// answers: initialize, new, fork, resume; each opening's commands
+	// after its answer, its notice after its commands (new's after new's
+	// answer, the fork's after fork's, the resume's after resume's).
+	if len(got) != 10 || len(answers) != 4 || len(newCmds) != 2 || len(newNotices) != 2 || len(forkCmds) != 1 || len(forkNotices) != 1 ||
+		newCmds[0] < answers[1] || newNotices[0] < newCmds[0] || forkCmds[0] < answers[2] || forkNotices[0] < forkCmds[0] ||
+		newCmds[1] < answers[3] || newNotices[1] < newCmds[1] {
+		t.Errorf("messages %q\nwant the four answers and after each of the last three (new, fork, resume: new:, fork:, new:) the commands, then a warning notice", got)
 	}
 	for _, id := range []string{ns.SessionID, fs.SessionID} {
 		br.session(id).agent.Store.Close()

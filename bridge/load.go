@@ -249,7 +249,13 @@ func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
 	}
 	events := ld.Events
 	if lazy {
-		events = ld.Selected
+		events = ld.Selected // the restoredTypes: titles among them
+	}
+	// A crash between a title file and its Title's line leaves them
+	// apart (session.SyncTitleFile): the log is the truth.
+	t, has := session.LastTitle(events)
+	if err := session.SyncTitleFile(path, t, has); err != nil {
+		b.log.Warn("could not bring the title file in line with the log", "session", id, "err", err)
 	}
 	return logged{store: ld.NewStore(log, nil), events: events, dirs: lastDirectories(ld.Header, events)}, nil
 }

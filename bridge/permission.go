@@ -29,9 +29,13 @@ type permState struct {
 	b    *Bridge
 	s    *liveSession
 	mem  *permission.Memory
-	mu   sync.Mutex // guards mode
+	mu   sync.Mutex // guards mode and rules
 	mode string
-	ask  sync.Mutex // one permission request at a time
+	// rules, when set, is the mode whose rules the running turn follows
+	// instead of mode's (a /review turn runs under plan's); the editor
+	// still shows mode.
+	rules string
+	ask   sync.Mutex // one permission request at a time
 }
 
 type permKey struct{}
@@ -46,6 +50,30 @@ func (p *permState) setMode(m string) {
 	p.mu.Lock()
 	p.mode = m
 	p.mu.Unlock()
+}
+
+// rulesMode is the mode whose rules decide the calls now: the turn's
+// (runUnder), else the session's.
+func (p *permState) rulesMode() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rules != "" {
+		return p.rules
+	}
+	return p.mode
+}
+
+// runUnder makes the calls follow mode's rules ("" for the session's
+// own) until the returned function is called (at the turn's end).
+func (p *permState) runUnder(mode string) (restore func()) {
+	p.mu.Lock()
+	p.rules = mode
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.rules = ""
+		p.mu.Unlock()
+	}
 }
 
 // call turns a tool call into what the policy judges: the class the tool
@@ -105,7 +133,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	}
 	c := p.call(ex.Name, ex.Args)
-	d, why := p.mem.Decide(p.currentMode(), c)
+	d, why := p.mem.Decide(p.rulesMode(), c)
 	switch d {
 	case permission.Allow:
 		return runPreviewed(ctx, tool, ex, next)
@@ -117,7 +145,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	p.ask.Lock()
 	defer p.ask.Unlock()
 	// The answer to an earlier request may cover this call now.
-	if d, _ := p.mem.Decide(p.currentMode(), c); d == permission.Allow {
+	if d, _ := p.mem.Decide(p.rulesMode(), c); d == permission.Allow {
 		return runPreviewed(ctx, tool, ex, next)
 	}
 	var preview tools.ToolCallView
@@ -135,7 +163,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		}
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
-	explain(&card, p.currentMode(), c)
+	explain(&card, p.rulesMode(), c)
 	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was

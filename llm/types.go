@@ -59,13 +59,18 @@ type ToolSchema struct {
 // OnRetry, when set, is called (on the Stream caller's goroutine) each
 // time a failed attempt is about to be retried, before the wait; it is
 // not part of the body.
+//
+// MaxTokens, when > 0, caps the tokens the answer may generate
+// (`max_tokens`; reasoning included on thinking models); 0 leaves it to
+// the endpoint.
 // Thinking, when set, adds DeepSeek's thinking fields (see [Thinking]).
 type Request struct {
-	Model    string
-	Messages []Message
-	Tools    []ToolSchema
-	OnRetry  func(Retry)
-	Thinking Thinking
+	Model     string
+	Messages  []Message
+	Tools     []ToolSchema
+	MaxTokens int
+	OnRetry   func(Retry)
+	Thinking  Thinking
 }
 
 // Retry describes a failed attempt that is about to be retried: its

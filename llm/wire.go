@@ -196,6 +196,7 @@ type wireRequest struct {
 	Stream          bool              `json:"stream"`
 	StreamOptions   wireStreamOptions `json:"stream_options"`
 	Tools           []wireToolSchema  `json:"tools,omitempty"`
+	MaxTokens       int               `json:"max_tokens,omitempty"`
 	Thinking        *wireThinking     `json:"thinking,omitempty"`
 	ReasoningEffort string            `json:"reasoning_effort,omitempty"`
 }
@@ -205,9 +206,10 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // MarshalRequest returns the JSON body of a streaming chat-completions call:
 // {"model","messages","stream":true,"stream_options":{"include_usage":true},"tools"?,
-// "thinking"?,"reasoning_effort"?}. Messages are written by
-// Message.MarshalJSON; tools are left out when empty, thinking and
-// reasoning_effort when req.Thinking leaves them empty.
+// "max_tokens"?,"thinking"?,"reasoning_effort"?}. Messages are written by
+// Message.MarshalJSON; tools are left out when empty, max_tokens when
+// req.MaxTokens is 0, thinking and reasoning_effort when req.Thinking
+// leaves them empty.
 // It fails only if a tool's Parameters is not valid JSON.
 func MarshalRequest(req Request) ([]byte, error) {
 	w := wireRequest{
@@ -215,6 +217,7 @@ func MarshalRequest(req Request) ([]byte, error) {
 		Messages:        req.Messages,
 		Stream:          true,
 		StreamOptions:   wireStreamOptions{IncludeUsage: true},
+		MaxTokens:       max(req.MaxTokens, 0),
 		ReasoningEffort: req.Thinking.Effort,
 	}
 	if req.Thinking.Type != "" {

@@ -181,6 +181,21 @@ func TestRequestTools(t *testing.T) {
 	}
 }
 
+// TestRequestMaxTokens: max_tokens goes out only when set, after the
+// (absent) tools; a negative value is left out like 0.
+func TestRequestMaxTokens(t *testing.T) {
+	for n, want := range map[int]string{
+		48: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":48}`,
+		0:  `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true}}`,
+		-1: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true}}`,
+	} {
+		body, err := MarshalRequest(Request{Model: "m", Messages: []Message{{Role: "user", Content: "x"}}, MaxTokens: n})
+		if err != nil || string(body) != want {
+			t.Errorf("MaxTokens %d: %s, %v\nwant %s", n, body, err, want)
+		}
+	}
+}
+
 func TestMessageRoundTrip(t *testing.T) {
 	in := []Message{
 		{Role: "system", Content: "s"},

@@ -38,6 +38,11 @@ type View struct {
 	// Replay: the events come from a log being replayed (user messages
 	// are shown; live-only updates never arrive).
 	Replay bool
+	// Compaction: the editor advertised `session.compaction`: a
+	// compaction is shown as compaction_update and
+	// compaction_summary_chunk, else as a short agent message
+	// (compaction.go).
+	Compaction bool
 }
 
 // Presenter turns one session's events into ACP session updates. It
@@ -125,7 +130,7 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		var out []acp.Update
 		id := session.UserMessageID(d.Turn)
-		for _, c := range d.Content {
+		for _, c := range d.Shown() {
 			block := acp.TextBlock(c.Text)
 			if c.Type == tools.ContentImage {
 				block = acp.ContentBlock{Type: acp.BlockImage, Data: c.Data, MimeType: c.MimeType}
@@ -166,6 +171,12 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 	case session.Title:
 		t := d.Title
 		return []acp.Update{acp.SessionInfoUpdate{Title: &t}}
+	case session.CompactionStart:
+		return p.compactionStart(d)
+	case session.CompactionChunk:
+		return p.compactionChunk(d)
+	case session.Compaction:
+		return p.compaction(d)
 	case session.ModeChange:
 		// Live, the bridge announces a mode change itself, on the surface
 		// the editor did not use (after the request's answer); a replay

@@ -73,10 +73,25 @@ type StepEnd struct {
 	Step int `json:"step"`
 }
 
-// UserMessage is the user's prompt as the model receives it.
+// UserMessage is the user's prompt as the model receives it. Typed,
+// when set, is the prompt as the user wrote it, when that differs from
+// Content (a slash command, e.g. "/review", expanded into its prompt):
+// a replay shows Typed. Local marks a prompt the agent served itself
+// (e.g. "/compact"): it is never sent to the model.
 type UserMessage struct {
 	Turn    int             `json:"turn"`
 	Content []tools.Content `json:"content"`
+	Typed   []tools.Content `json:"typed,omitempty"`
+	Local   bool            `json:"local,omitempty"`
+}
+
+// Shown is the prompt as the user wrote it: Typed when set, else
+// Content.
+func (m UserMessage) Shown() []tools.Content {
+	if m.Typed != nil {
+		return m.Typed
+	}
+	return m.Content
 }
 
 // Chunk kinds.
@@ -207,9 +222,23 @@ type Plan struct {
 	Entries []tools.PlanEntry `json:"entries"`
 }
 
-// Title names the session (from the first prompt's first line).
+// Where a Title comes from (Title.Source).
+const (
+	// TitleFromPrompt: the first prompt's first line ("" on the wire,
+	// as in logs written before titles had a source).
+	TitleFromPrompt = ""
+	// TitleFromModel: written by the model after the first turn.
+	TitleFromModel = "model"
+	// TitleFromUser: set by the user (session/set_title); it is never
+	// replaced by a title the agent makes.
+	TitleFromUser = "user"
+)
+
+// Title names the session. The last Title of a log is the session's
+// title. Source says who wrote it (TitleFrom*).
 type Title struct {
-	Title string `json:"title"`
+	Title  string `json:"title"`
+	Source string `json:"source,omitempty"`
 }
 
 // ContextMessage is text the agent adds to the conversation for the model
@@ -246,6 +275,51 @@ type PermissionRule struct {
 // empty list says the session has none any more.
 type Directories struct {
 	Dirs []string `json:"additionalDirectories"`
+}
+
+// The statuses a Compaction ends with (ACP CompactionStatus).
+const (
+	CompactionCompleted = "completed"
+	CompactionFailed    = "failed"
+	CompactionCancelled = "cancelled"
+)
+
+// Compaction is a finished context compaction: the model summarized the
+// conversation so far, and from this event on the model's requests
+// carry Summary instead of every message logged before Before (a Seq:
+// the summary stands for the events with a smaller Seq; the log keeps
+// them). Only a Status CompactionCompleted compaction changes what the
+// model sees; a failed or cancelled one (Error says why) leaves the
+// history as it was, and its Summary holds what had streamed. ID is
+// unique in the session (the ACP compactionId); Auto marks one the
+// context's fill started (else the user's /compact, with its Focus);
+// Usage is the summary request's.
+type Compaction struct {
+	ID      string `json:"compactionId"`
+	Turn    int    `json:"turn"`
+	Status  string `json:"status"`
+	Before  int64  `json:"before"`
+	Summary string `json:"summary,omitempty"`
+	Auto    bool   `json:"auto,omitempty"`
+	Focus   string `json:"focus,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Usage   *Usage `json:"usage,omitempty"`
+}
+
+// CompactionStart says a compaction began (its summary request is under
+// way). Transient: the Compaction event that ends it holds everything a
+// replay shows.
+type CompactionStart struct {
+	ID   string `json:"compactionId"`
+	Turn int    `json:"turn"`
+	Auto bool   `json:"auto,omitempty"`
+}
+
+// CompactionChunk is one streamed piece of a compaction's summary.
+// Transient.
+type CompactionChunk struct {
+	ID   string `json:"compactionId"`
+	Text string `json:"text"`
 }
 
 // Notice is something the user should know but the model need not (a
@@ -324,6 +398,9 @@ func (Notice) EventType() string           { return "session/notice" }
 func (ConfigChange) EventType() string     { return "config/change" }
 func (ContextUsage) EventType() string     { return "usage/update" }
 func (ToolDefinition) EventType() string   { return "tool/definition" }
+func (Compaction) EventType() string       { return "context/compaction" }
+func (CompactionStart) EventType() string  { return "context/compaction-start" }
+func (CompactionChunk) EventType() string  { return "context/compaction-chunk" }
 
 func (TurnStart) Transient() bool        { return false }
 func (TurnEnd) Transient() bool          { return false }
@@ -349,6 +426,9 @@ func (Notice) Transient() bool           { return true }
 func (ConfigChange) Transient() bool     { return false }
 func (ContextUsage) Transient() bool     { return false }
 func (ToolDefinition) Transient() bool   { return false }
+func (Compaction) Transient() bool       { return false }
+func (CompactionStart) Transient() bool  { return true }
+func (CompactionChunk) Transient() bool  { return true }
 
 func (TurnStart) isData()        {}
 func (TurnEnd) isData()          {}
@@ -374,33 +454,39 @@ func (Notice) isData()           {}
 func (ConfigChange) isData()     {}
 func (ContextUsage) isData()     {}
 func (ToolDefinition) isData()   {}
+func (Compaction) isData()       {}
+func (CompactionStart) isData()  {}
+func (CompactionChunk) isData()  {}
 
 // decoders maps an event type to the function decoding its payload.
 var decoders = map[string]func(json.RawMessage) (Data, error){
-	"turn/start":          decode[TurnStart],
-	"turn/end":            decode[TurnEnd],
-	"step/start":          decode[StepStart],
-	"step/end":            decode[StepEnd],
-	"user/message":        decode[UserMessage],
-	"assistant/chunk":     decode[AssistantChunk],
-	"assistant/message":   decode[AssistantMessage],
-	"tool/start":          decode[ToolStart],
-	"tool/input":          decode[ToolInput],
-	"tool/call":           decode[ToolCall],
-	"tool/preview":        decode[ToolPreview],
-	"tool/exec":           decode[ToolExec],
-	"tool/progress":       decode[ToolProgress],
-	"tool/result":         decode[ToolResult],
-	"todo/write":          decode[Plan],
-	"session/title":       decode[Title],
-	"mode/change":         decode[ModeChange],
-	"context/message":     decode[ContextMessage],
-	"session/directories": decode[Directories],
-	"session/notice":      decode[Notice],
-	"permission/rule":     decode[PermissionRule],
-	"config/change":       decode[ConfigChange],
-	"usage/update":        decode[ContextUsage],
-	"tool/definition":     decode[ToolDefinition],
+	"turn/start":               decode[TurnStart],
+	"turn/end":                 decode[TurnEnd],
+	"step/start":               decode[StepStart],
+	"step/end":                 decode[StepEnd],
+	"user/message":             decode[UserMessage],
+	"assistant/chunk":          decode[AssistantChunk],
+	"assistant/message":        decode[AssistantMessage],
+	"tool/start":               decode[ToolStart],
+	"tool/input":               decode[ToolInput],
+	"tool/call":                decode[ToolCall],
+	"tool/preview":             decode[ToolPreview],
+	"tool/exec":                decode[ToolExec],
+	"tool/progress":            decode[ToolProgress],
+	"tool/result":              decode[ToolResult],
+	"todo/write":               decode[Plan],
+	"session/title":            decode[Title],
+	"mode/change":              decode[ModeChange],
+	"context/message":          decode[ContextMessage],
+	"session/directories":      decode[Directories],
+	"session/notice":           decode[Notice],
+	"permission/rule":          decode[PermissionRule],
+	"config/change":            decode[ConfigChange],
+	"usage/update":             decode[ContextUsage],
+	"tool/definition":          decode[ToolDefinition],
+	"context/compaction":       decode[Compaction],
+	"context/compaction-start": decode[CompactionStart],
+	"context/compaction-chunk": decode[CompactionChunk],
 }
 
 // decode reads the payload of an event of type D, as a D value.

@@ -21,7 +21,9 @@ type Info struct {
 	// created with (the header's; a later Directories event is not read
 	// here).
 	AdditionalDirectories []string
-	// Title is the session's Title event, "" when it has none yet.
+	// Title is the session's title: its log's title file (TitlePath),
+	// else the Title event among the log's first lines (logs written
+	// before title files), "" when it has none yet.
 	Title string
 	// CreatedAt is the header's time, UpdatedAt the log file's last
 	// modification (its last append); both Unix milliseconds.
@@ -49,7 +51,8 @@ func Find(root, id string) (string, error) {
 
 // Delete removes the session log at path and every file beside it that
 // belongs to it: the backups crash repair made (BackupPath), a repair's
-// temporary file left by a crash, and its lock file (LockPath). It takes
+// temporary file left by a crash, its title file (TitlePath, and a
+// temporary one) and its lock file (LockPath). It takes
 // the log's Lock first, so a log another process has open is not
 // removed (a *LockedError); the lock file goes last, while held (a
 // process that opens it afterwards finds no log to lock). The log is
@@ -81,7 +84,9 @@ func Delete(path string) error {
 	var errs []error
 	for _, e := range entries {
 		n := e.Name()
-		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") || n == filepath.Base(LockPath(path)) {
+		title := filepath.Base(TitlePath(path))
+		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") || n == title || strings.HasPrefix(n, "."+title+".tmp-") ||
+			n == filepath.Base(LockPath(path)) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
@@ -186,6 +191,10 @@ func readInfo(path string, r *bufio.Reader) (info Info, st os.FileInfo, ok bool)
 	}
 	info = Info{ID: h.ID, Cwd: h.Cwd, AdditionalDirectories: h.AdditionalDirectories, CreatedAt: h.CreatedAt,
 		UpdatedAt: st.ModTime().UnixMilli(), Path: path}
+	if t, ok := ReadTitleFile(path); ok {
+		info.Title = t.Title
+		return info, st, true
+	}
 	for range titleScanLines {
 		line, err := r.ReadSlice('\n')
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {

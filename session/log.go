@@ -99,7 +99,8 @@ func keptByte(c byte) bool {
 // (so a crash of the process loses nothing that was appended; Sync makes
 // it durable). The file, with its header line, is created by Create or
 // the first Append, in a folder created with mode 0700; the file has mode
-// 0600.
+// 0600. An appended Title is also written to the log's title file
+// (TitlePath), which session/list reads.
 // A Log is safe for concurrent use. After a write error every later
 // Append fails with that error (Err returns it). While its file is open
 // the Log holds the log's Lock, so no other process writes it; creating
@@ -180,6 +181,15 @@ func (l *Log) AppendAll(evs []Event) error {
 	if l.f == nil {
 		if l.err = l.open(); l.err != nil {
 			return l.err
+		}
+	}
+	// The title file first (title.go): whoever reads the Title's line
+	// then finds the file too. It is a copy for session/list; failing
+	// to write it loses nothing (the list falls back to the log's head).
+	for i := len(evs) - 1; i >= 0; i-- {
+		if t, ok := evs[i].Data.(Title); ok {
+			_ = WriteTitleFile(l.path, t)
+			break
 		}
 	}
 	n, err := l.f.Write(l.buf.Bytes())

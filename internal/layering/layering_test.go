@@ -59,15 +59,18 @@ var rules = map[string]rule{
 	// MCP servers' tools: the tools layer and the official MCP SDK.
 	"toolmcp":    {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"toolsearch": {ours: toolDeps},
-	"agent":      {ours: []string{"llm", "tools", "session"}},
-	"present":    {ours: []string{"acp", "session", "tools"}},
+	// Slash commands: the built-ins' prompts and the user's command
+	// files; the bridge offers and runs them.
+	"slash":   {ours: []string{"tools"}, external: []string{}},
+	"agent":   {ours: []string{"llm", "tools", "session"}},
+	"present": {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
 	// permission memory and modes (DESIGN.md's row lacks permission); its
 	// model and thinking selectors show the endpoint's model list and set
 	// the request's thinking fields (llm's model facts, a leaf package);
 	// it starts the MCP servers the editor names for a session (toolmcp),
 	// as the ACP request gives them.
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp"}},
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
