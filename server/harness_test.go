@@ -197,8 +197,12 @@ func (h *harness) start(o harnessOpts) string {
 		init["clientInfo"] = o.info
 	}
 	h.mustCall("initialize", init, nil)
+	from := len(agentMsgs(h.t, h, 0))
 	var ns acp.NewSessionResponse
 	h.mustCall("session/new", map[string]any{"cwd": h.cwd, "mcpServers": []any{}}, &ns)
+	// The slash commands follow the answer; waiting for them keeps the
+	// transcripts in one order.
+	h.answerThenCommands(from, ns.SessionID, "session/new")
 	return ns.SessionID
 }
 

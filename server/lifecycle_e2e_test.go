@@ -86,13 +86,15 @@ func textModel(t *testing.T, reqs *modelRequests) *fakeModel {
 	})
 }
 
-// onlyResponse checks that the agent wrote exactly one message since the
-// from'th, the response to the last call, and no session/update.
-func onlyResponse(t *testing.T, h *harness, from int, what string) {
+// onlyResponse checks that the agent wrote, since the from'th message,
+// the response to the last call and then only session sid's slash
+// commands (available_commands_update): nothing is replayed.
+func onlyResponse(t *testing.T, h *harness, from int, sid, what string) {
 	t.Helper()
+	h.answerThenCommands(from, sid, what)
 	ms := agentMsgs(t, h, from)
-	if len(ms) != 1 || ms[0].Result == nil {
-		t.Errorf("%s: the agent wrote %d messages, want only the response: %+v", what, len(ms), ms)
+	if len(ms) != 2 || ms[0].Result == nil || string(ms[1].Params.Update["sessionUpdate"]) != `"available_commands_update"` {
+		t.Errorf("%s: the agent wrote %d messages, want only the response and the commands: %+v", what, len(ms), ms)
 	}
 }
 
@@ -121,7 +123,7 @@ func TestSessionResume(t *testing.T) {
 	from := len(agentMsgs(t, h1, 0))
 	var res acp.ResumeSessionResponse
 	h1.mustCall("session/resume", map[string]any{"sessionId": sid, "cwd": cwd}, &res)
-	onlyResponse(t, h1, from, "resume in the same process")
+	onlyResponse(t, h1, from, sid, "resume in the same process")
 	if stop, err := h1.prompt(sid, "edit it"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("edit prompt = %q, %v", stop, err)
 	}
@@ -146,7 +148,7 @@ func TestSessionResume(t *testing.T) {
 	from = len(agentMsgs(t, h2, 0))
 	res = acp.ResumeSessionResponse{}
 	h2.mustCall("session/resume", map[string]any{"sessionId": sid, "cwd": cwd}, &res)
-	onlyResponse(t, h2, from, "resume in a new process")
+	onlyResponse(t, h2, from, sid, "resume in a new process")
 	if res.Modes == nil || res.Modes.CurrentModeID != "acceptEdits" || len(res.Modes.AvailableModes) != 4 {
 		t.Errorf("resume answer modes %+v", res.Modes)
 	}
@@ -320,7 +322,7 @@ func TestSessionFork(t *testing.T) {
 		from := len(agentMsgs(t, h1, 0))
 		var res acp.ForkSessionResponse
 		h1.mustCall("session/fork", params, &res)
-		onlyResponse(t, h1, from, "fork")
+		onlyResponse(t, h1, from, res.SessionID, "fork")
 		if res.SessionID == "" || res.SessionID == sid || res.Modes == nil || res.Modes.CurrentModeID != "plan" {
 			t.Errorf("fork answer %+v", res)
 		}

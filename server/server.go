@@ -102,6 +102,20 @@ type Options struct {
 	// model, a catalog model or one of these takes images, and a prompt
 	// may carry images only when its session's model takes them.
 	ImageModels llm.ImageModels
+	// Titles: after a session's first turn that ends normally, one short
+	// model request writes its title (--titles; the cmd turns it off
+	// under --replay and --record, whose recordings hold turns only);
+	// false keeps the first prompt's line.
+	Titles bool
+	// CommandsDir is the user's folder of slash command files
+	// ($XDG_CONFIG_HOME/dsh-acp/commands); "" reads none. The project's
+	// .dsh/commands/ is always read.
+	CommandsDir string
+	// CompactAt is the fill of the model's context window, as a fraction
+	// (0.8 for 80 %), from which a turn first compacts the conversation
+	// (--compact-threshold); 0 turns automatic compaction off (/compact
+	// still works). Another value outside [0, 1] is an error from New.
+	CompactAt float64
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
@@ -135,9 +149,9 @@ type Server struct {
 }
 
 // New assembles a server from o. It returns an error, and starts nothing,
-// when o.Client is nil, o.Mode, o.LocationLineBase or o.ThinkingDefault
-// is not a valid value, or a tool fails to register (the error names the
-// tool).
+// when o.Client is nil, o.Mode, o.LocationLineBase, o.ThinkingDefault or
+// o.CompactAt is not a valid value, or a tool fails to register (the
+// error names the tool).
 func New(o Options) (*Server, error) {
 	if o.Client == nil {
 		return nil, errors.New("server: Options.Client is required")
@@ -157,6 +171,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.ThinkingDefault != "" && !bridge.ValidThinking(o.ThinkingDefault) {
 		return nil, fmt.Errorf("server: unknown thinking level %q", o.ThinkingDefault)
+	}
+	if o.CompactAt < 0 || o.CompactAt > 1 {
+		return nil, fmt.Errorf("server: CompactAt must be within 0 and 1, got %v", o.CompactAt)
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -179,12 +196,13 @@ func New(o Options) (*Server, error) {
 	}
 	meter := &llm.Meter{Catalog: o.Catalog, Listed: models, ContextWindow: o.ContextWindow, ImageModels: o.ImageModels}
 	a := agent.New(agent.Config{
-		Client:   o.Client,
-		Tools:    reg,
-		Model:    o.Model,
-		MaxSteps: o.MaxSteps,
-		Log:      o.Log,
-		Meter:    meter,
+		Client:    o.Client,
+		Tools:     reg,
+		Model:     o.Model,
+		MaxSteps:  o.MaxSteps,
+		Log:       o.Log,
+		Meter:     meter,
+		CompactAt: o.CompactAt,
 	})
 	b := bridge.New(bridge.Config{
 		Agent:            a,
@@ -194,6 +212,8 @@ func New(o Options) (*Server, error) {
 		Mode:             o.Mode,
 		StateDir:         o.StateDir,
 		SandboxWarning:   shell.SandboxWarning,
+		Titles:           o.Titles,
+		CommandsDir:      o.CommandsDir,
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 		Models:           models,

@@ -152,17 +152,54 @@ func (h *harness) load(sid, cwd string, caps map[string]any) ([]map[string]json.
 	from := len(agentMsgs(h.t, h, 0))
 	var res map[string]any
 	err := h.call("session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}, &res)
-	ms := agentMsgs(h.t, h, from)
 	if err != nil {
 		return nil, err
 	}
-	if len(ms) == 0 || ms[len(ms)-1].Result == nil {
-		h.t.Fatalf("the load answer is not the last message the agent wrote: %+v", ms)
-	}
+	ms := h.answerThenCommands(from, sid, "the load")
 	if res["modes"] == nil {
 		h.t.Errorf("load answer without modes: %v", res)
 	}
 	return updatesOf(ms, sid), nil
+}
+
+// answerThenCommands waits for the available_commands_update of session
+// sid that follows the answer to a request that opened it (new, load,
+// resume, fork), the from'th message on: the answer must come first,
+// then the update, with nothing of sid's in between. It returns the
+// messages up to and including the answer.
+func (h *harness) answerThenCommands(from int, sid, what string) []wireMsg {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms := agentMsgs(h.t, h, from)
+		answer := -1
+		for i, m := range ms {
+			if m.Result != nil || m.Error != nil {
+				answer = i
+				break
+			}
+		}
+		if answer >= 0 {
+			for _, m := range ms[:answer] {
+				if m.Method == "session/update" && m.Params.SessionID == sid && string(m.Params.Update["sessionUpdate"]) == `"available_commands_update"` {
+					h.t.Fatalf("%s: available_commands_update before the answer", what)
+				}
+			}
+			for _, m := range ms[answer+1:] {
+				if m.Method != "session/update" || m.Params.SessionID != sid {
+					continue
+				}
+				if string(m.Params.Update["sessionUpdate"]) != `"available_commands_update"` {
+					h.t.Fatalf("%s: the first update after the answer is %s, want available_commands_update", what, m.Params.Update["sessionUpdate"])
+				}
+				return ms[:answer+1]
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s: no answer followed by available_commands_update: %+v", what, ms)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // logOf returns the path of session sid's log in state.

@@ -73,6 +73,13 @@ type config struct {
 	Env func(string) (string, bool)
 	// ImageModels are the models that take image input (--model-images).
 	ImageModels llm.ImageModels
+	// Titles: the model writes each session's title after its first
+	// turn (--titles on; never with Replay or Record).
+	Titles bool
+	// CompactAt is --compact-threshold as a fraction (0: off).
+	CompactAt float64
+	// CommandsDir is the user's slash command folder.
+	CommandsDir string
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md
@@ -88,6 +95,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
+	titles, compactAt                                                                                       *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -106,6 +114,8 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.sandboxNet = fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
 	v.maxMessage = fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
 	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
+	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
+	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
 	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
@@ -151,6 +161,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	v := defineFlags(fs, &c, get)
 	logLevel, maxSteps, lineBase := v.logLevel, v.maxSteps, v.lineBase
 	sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images := v.sandboxMode, v.sandboxNet, v.maxMessage, v.mcpWait, v.idle, v.contextWindow, v.images
+	titles, compactAt := v.titles, v.compactAt
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -207,6 +218,18 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	if c.ImageModels, err = llm.ParseImageModels(*images); err != nil {
 		return c, fmt.Errorf("--model-images (or DSH_MODEL_IMAGES) must be model names separated by commas, or *: %v", err)
 	}
+	switch *titles {
+	case "on":
+		c.Titles = c.Replay == "" && c.Record == ""
+	case "off":
+	default:
+		return c, fmt.Errorf("--titles (or DSH_TITLES) must be on or off, got %q", *titles)
+	}
+	pct, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(*compactAt), "%"))
+	if err != nil || pct < 0 || pct > 100 {
+		return c, fmt.Errorf("--compact-threshold (or DSH_COMPACT_THRESHOLD) must be a percentage from 0 (off) to 100, got %q", *compactAt)
+	}
+	c.CompactAt = float64(pct) / 100
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
 	}
@@ -239,7 +262,22 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	c.Env = env
 	c.Credentials, c.CredentialsErr = credentials.DefaultPath(func(k string) string { return get(k, "") })
 	c.StateDir = stateDir(get)
+	c.CommandsDir = commandsDir(get)
 	return c, nil
+}
+
+// commandsDir is the user's slash command folder:
+// $XDG_CONFIG_HOME/dsh-acp/commands, else ~/.config/dsh-acp/commands
+// ("" when neither is known).
+func commandsDir(get func(string, string) string) string {
+	if x := get("XDG_CONFIG_HOME", ""); x != "" {
+		return filepath.Join(x, "dsh-acp", "commands")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".config", "dsh-acp", "commands")
 }
 
 // stateDir is DSH_STATE_DIR, else $XDG_STATE_HOME/dsh-acp, else

@@ -134,6 +134,9 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		MCPWait:         cfg.MCPWait,
 		Auth:            authFor(cfg),
 		ImageModels:     cfg.ImageModels,
+		Titles:          cfg.Titles,
+		CommandsDir:     cfg.CommandsDir,
+		CompactAt:       cfg.CompactAt,
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
