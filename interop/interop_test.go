@@ -184,7 +184,9 @@ func runScenario(t *testing.T, env nodeEnv, agent, dir string, check scenarioChe
 }
 
 // handshake checks a scenario without prompts: no model request was
-// possible (the folder has no NNN.sse), no update, no tool call.
+// possible (the folder has no NNN.sse), no tool call, and no update but
+// the new session's slash commands (one available_commands_update,
+// which the agent sends after the session/new answer).
 func handshake(t *testing.T, dir string, r runResult) {
 	t.Helper()
 	if sse, _ := filepath.Glob(filepath.Join(dir, "*.sse")); len(sse) != 0 {
@@ -193,8 +195,8 @@ func handshake(t *testing.T, dir string, r runResult) {
 	if len(r.StopReasons) != 0 || len(r.Messages) != 0 || len(r.ToolCalls) != 0 || len(r.PermissionRequests) != 0 {
 		t.Errorf("stop reasons %q, messages %q, tool calls %v, permission requests %v: want none without a prompt", r.StopReasons, r.Messages, r.ToolCalls, r.PermissionRequests)
 	}
-	if r.UpdatesCount != 0 {
-		t.Errorf("%d session updates without a prompt (%v), want none", r.UpdatesCount, r.UpdateKinds)
+	if r.UpdatesCount != 1 || r.UpdateKinds["available_commands_update"] != 1 {
+		t.Errorf("%d session updates without a prompt (%v), want only the available_commands_update", r.UpdatesCount, r.UpdateKinds)
 	}
 }
 

@@ -38,9 +38,34 @@ func (p *proc) request(t *testing.T, id int, method string, params any) (rpc, []
 			t.Fatal(err)
 		}
 		if string(m.ID) == fmt.Sprint(id) && m.Method == "" {
+			if m.Error == nil && opens[method] {
+				p.commands(t)
+			}
 			return m, notes
 		}
 		notes = append(notes, m)
+	}
+}
+
+// opens are the methods that open a session: their answer is followed
+// by the session's slash commands.
+var opens = map[string]bool{"session/new": true, "session/load": true, "session/resume": true, "session/fork": true}
+
+// commands reads the available_commands_update that follows the answer
+// to a request that opened a session; any other line is an error.
+func (p *proc) commands(t *testing.T) {
+	t.Helper()
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Update struct {
+				Kind string `json:"sessionUpdate"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	line := p.next(t)
+	if err := json.Unmarshal(line, &m); err != nil || m.Method != "session/update" || m.Params.Update.Kind != "available_commands_update" {
+		t.Fatalf("after the answer: %s, want the available_commands_update", line)
 	}
 }
 
