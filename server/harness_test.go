@@ -60,6 +60,11 @@ type harnessOpts struct {
 	auth *bridge.Auth
 	// images is Options.ImageModels, as --model-images reads it.
 	images string
+	// titles, commandsDir and compactAt are Options.Titles,
+	// Options.CommandsDir and Options.CompactAt.
+	titles      bool
+	commandsDir string
+	compactAt   float64
 }
 
 // testExecutable is the agent's path the login method names in the
@@ -103,7 +108,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	opts := server.Options{Client: client, Model: "deepseek-chat", MaxSteps: 8, Mode: mode,
 		StateDir: stateDir, LocationLineBase: o.lineBase, Log: log, Version: testVersion, Tools: append(cardTools(), o.tools...), MCPWait: o.mcpWait,
-		Auth: auth, ImageModels: images}
+		Auth: auth, ImageModels: images, Titles: o.titles, CommandsDir: o.commandsDir, CompactAt: o.compactAt}
 	if o.options != nil {
 		o.options(&opts)
 	}
@@ -275,6 +280,28 @@ func (f *fakeModel) requests() int {
 // retries.
 func (f *fakeModel) client(key string) llm.Client {
 	return llm.HTTP{BaseURL: f.srv.URL, APIKey: key, Backoff: func(int) time.Duration { return 5 * time.Millisecond }}
+}
+
+// capturing is a model client that keeps every request it is sent and
+// answers it with inner (a replay, for recordings).
+type capturing struct {
+	inner llm.Client
+	mu    sync.Mutex
+	reqs  []llm.Request
+}
+
+func (c *capturing) Stream(ctx context.Context, req llm.Request, on func(llm.Delta)) (*llm.Response, error) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, req)
+	c.mu.Unlock()
+	return c.inner.Stream(ctx, req, on)
+}
+
+// requests returns the requests sent so far.
+func (c *capturing) requests() []llm.Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]llm.Request(nil), c.reqs...)
 }
 
 // cancelPrompt sends session/cancel for sid and waits for the running
