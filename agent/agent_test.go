@@ -21,6 +21,9 @@ type scripted struct {
 func (s *scripted) Stream(_ context.Context, req llm.Request, on func(llm.Delta)) (*llm.Response, error) {
 	s.reqs = append(s.reqs, req)
 	r := s.resps[min(len(s.reqs), len(s.resps))-1]
+	if on == nil { // allowed by llm.Client
+		on = func(llm.Delta) {}
+	}
 	if r.Text != "" {
 		on(llm.Delta{Kind: llm.DeltaText, Text: r.Text})
 	}

@@ -76,12 +76,14 @@ type turnInput struct {
 	command string
 }
 
-// prepareTurn turns a prompt's content into the turn's input: a
-// command the session offers is run as its prompt; anything else is the
-// prompt as it is. Only the first text block is read for a command; the
+// prepareTurn turns a prompt's content into the turn's input, after
+// refreshing the session's commands (refreshCommands): a command the
+// session offers is run as its prompt; anything else is the prompt as
+// it is. Only the first text block is read for a command; the
 // blocks after it (mentions, resources) follow the command's prompt.
 func (b *Bridge) prepareTurn(ctx context.Context, s *liveSession, content []tools.Content) (turnInput, error) {
 	in := turnInput{Input: agent.Input{Prompt: content}}
+	set := b.refreshCommands(s)
 	if len(content) == 0 {
 		return in, nil
 	}
@@ -89,7 +91,6 @@ func (b *Bridge) prepareTurn(ctx context.Context, s *liveSession, content []tool
 	if !ok {
 		return in, nil
 	}
-	set := b.refreshCommands(s)
 	c, ok := set.Lookup(name)
 	if !ok {
 		return in, nil // not ours: the model reads it as text

@@ -245,6 +245,12 @@ var (
 	replayTO = View{Cwd: "/proj", LineBase: 1, Replay: true, TerminalOutput: true}
 )
 
+// jsonEsc is s escaped as inside a JSON string.
+func jsonEsc(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
 // runCase feeds the steps to a fresh presenter and returns, per step, the
 // JSON of each update.
 func runCase(t *testing.T, c presentCase) [][]string {
@@ -883,6 +889,68 @@ var presentCases = []presentCase{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","content":[` + textItem("List") + `,` + textItem("```console\na.go\nb.go\n```") + `]}`}},
+		},
+	},
+	{
+		name: "compaction with session.compaction: live",
+		view: View{Cwd: "/proj", LineBase: 1, Compaction: true},
+		steps: []step{
+			{ev: session.CompactionStart{ID: "cmp_1", Turn: 2, Auto: true}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"in_progress"}`}},
+			{ev: session.CompactionChunk{ID: "cmp_1", Text: "## Sum"}, want: []string{
+				`{"sessionUpdate":"compaction_summary_chunk","compactionId":"cmp_1","content":{"type":"text","text":"## Sum"}}`}},
+			{ev: session.CompactionChunk{ID: "cmp_1", Text: ""}},
+			{ev: session.Compaction{ID: "cmp_1", Turn: 2, Status: session.CompactionCompleted, Summary: "## Sum", Auto: true}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"completed"}`}},
+			{ev: session.CompactionStart{ID: "cmp_2", Turn: 3}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_2","status":"in_progress"}`}},
+			{ev: session.Compaction{ID: "cmp_2", Turn: 3, Status: session.CompactionFailed, Error: "HTTP 500"}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_2","status":"failed","error":"HTTP 500"}`}},
+		},
+	},
+	{
+		name: "compaction with session.compaction: replay gives the start and the summary in one chunk",
+		view: View{Cwd: "/proj", LineBase: 1, Compaction: true, Replay: true},
+		steps: []step{
+			{ev: session.Compaction{ID: "cmp_1", Turn: 2, Status: session.CompactionCompleted, Summary: "## Summary", Auto: true}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"in_progress"}`,
+				`{"sessionUpdate":"compaction_summary_chunk","compactionId":"cmp_1","content":{"type":"text","text":"## Summary"}}`,
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"completed"}`}},
+			{ev: session.Compaction{ID: "cmp_2", Turn: 3, Status: session.CompactionCancelled}, want: []string{
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_2","status":"in_progress"}`,
+				`{"sessionUpdate":"compaction_update","compactionId":"cmp_2","status":"cancelled"}`}},
+		},
+	},
+	{
+		name: "compaction without session.compaction: an agent message of its own, live and replayed",
+		view: base,
+		steps: []step{
+			{ev: session.CompactionStart{ID: "cmp_1", Turn: 2, Auto: true}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + CompactingText + `"},"messageId":"cmp_1"}`}},
+			{ev: session.CompactionChunk{ID: "cmp_1", Text: "## Sum"}},
+			{ev: session.Compaction{ID: "cmp_1", Turn: 2, Status: session.CompactionCompleted, Summary: "## Sum", Auto: true}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + jsonEsc(CompactedText) + `"},"messageId":"cmp_1"}`}},
+			{ev: session.CompactionStart{ID: "cmp_2", Turn: 3}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + CompactingAskedFor + `"},"messageId":"cmp_2"}`}},
+			{ev: session.Compaction{ID: "cmp_2", Turn: 3, Status: session.CompactionFailed, Error: "the model wrote no summary"}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":" It failed: the model wrote no summary. The conversation is unchanged.\n\n"},"messageId":"cmp_2"}`}},
+		},
+	},
+	{
+		name: "compaction without session.compaction, replayed",
+		view: replay,
+		steps: []step{
+			{ev: session.Compaction{ID: "cmp_1", Turn: 2, Status: session.CompactionCancelled}, want: []string{
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + CompactingAskedFor + `"},"messageId":"cmp_1"}`,
+				`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + jsonEsc(CompactionCutText) + `"},"messageId":"cmp_1"}`}},
+		},
+	},
+	{
+		name: "replay: a slash command's prompt is shown as typed",
+		view: replay,
+		steps: []step{
+			{ev: session.UserMessage{Turn: 1, Content: []tools.Content{tools.Text("Review the uncommitted changes...")}, Typed: []tools.Content{tools.Text("/review")}}, want: []string{
+				`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"/review"},"messageId":"turn1-user"}`}},
 		},
 	},
 }

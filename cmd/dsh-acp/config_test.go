@@ -103,3 +103,41 @@ func TestModelImagesFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleAndCompactionFlags: titles are on by default and never with
+// --replay or --record; --compact-threshold is a percentage (80 by
+// default, 0 off); the user's command folder follows XDG_CONFIG_HOME.
+func TestTitleAndCompactionFlags(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	rec := t.TempDir()
+	for _, tc := range []struct {
+		args    []string
+		env     map[string]string
+		titles  bool
+		compact float64
+	}{
+		{nil, nil, true, 0.8},
+		{[]string{"--titles", "off"}, nil, false, 0.8},
+		{nil, map[string]string{"DSH_TITLES": "off", "DSH_COMPACT_THRESHOLD": "0"}, false, 0},
+		{[]string{"--replay", rec}, nil, false, 0.8},
+		{[]string{"--record", rec, "--titles", "on", "--compact-threshold", "95%"}, nil, false, 0.95},
+		{[]string{"--compact-threshold", "100"}, map[string]string{"DSH_TITLES": "off"}, false, 1},
+		{[]string{"--titles=on"}, map[string]string{"DSH_TITLES": "off"}, true, 0.8},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.Titles != tc.titles || c.CompactAt != tc.compact {
+			t.Errorf("%q %v: titles %v compact %v (%v), want %v %v", tc.args, tc.env, c.Titles, c.CompactAt, err, tc.titles, tc.compact)
+		}
+	}
+	for _, args := range [][]string{{"--titles", "yes"}, {"--compact-threshold", "101"}, {"--compact-threshold", "-5"}, {"--compact-threshold", "most"}} {
+		if _, err := parseConfig(args, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%q: %v, want an error naming the flag", args, err)
+		}
+	}
+	c, _ := parseConfig(nil, env(map[string]string{"XDG_CONFIG_HOME": "/cfg"}), io.Discard)
+	if c.CommandsDir != "/cfg/dsh-acp/commands" {
+		t.Errorf("CommandsDir %q", c.CommandsDir)
+	}
+}
