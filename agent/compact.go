@@ -71,19 +71,33 @@ func (a *Agent) window(model string) int { return a.cfg.Meter.Size(model) }
 // prompt plus completion tokens), and false when no response with usage
 // came after the last completed compaction (or at all).
 func contextUsed(events []session.Event) (int, bool) {
-	for i := len(events) - 1; i >= 0; i-- {
-		switch d := events[i].Data.(type) {
-		case session.Compaction:
-			if d.Status == session.CompactionCompleted {
-				return 0, false
-			}
-		case session.AssistantMessage:
-			if d.Usage != nil {
-				return max(d.Usage.PromptTokens, 0) + max(d.Usage.CompletionTokens, 0), true
-			}
+	used, ok := 0, false
+	for i := len(events) - 1; i >= 0 && !usedIn(events[i], &used, &ok); i-- {
+	}
+	return used, ok
+}
+
+// storeUsed is contextUsed of store's events, read in place.
+func storeUsed(store *session.Store) (int, bool) {
+	used, ok := 0, false
+	store.Backward(func(ev session.Event) bool { return !usedIn(ev, &used, &ok) })
+	return used, ok
+}
+
+// usedIn reads ev for contextUsed, newest first: it reports true when
+// the answer is known (a response with usage sets used and ok; a
+// completed compaction means none since).
+func usedIn(ev session.Event, used *int, ok *bool) bool {
+	switch d := ev.Data.(type) {
+	case session.Compaction:
+		return d.Status == session.CompactionCompleted
+	case session.AssistantMessage:
+		if d.Usage != nil {
+			*used, *ok = max(d.Usage.PromptTokens, 0)+max(d.Usage.CompletionTokens, 0), true
+			return true
 		}
 	}
-	return 0, false
+	return false
 }
 
 // autoCompact compacts before the turn's next model request when the
@@ -93,8 +107,7 @@ func (t *turnRun) autoCompact(ctx context.Context) {
 	if cfg.CompactAt <= 0 || t.compactTried {
 		return
 	}
-	events := t.s.Store.Events()
-	used, ok := contextUsed(events)
+	used, ok := storeUsed(t.s.Store)
 	if !ok {
 		return
 	}
@@ -103,6 +116,7 @@ func (t *turnRun) autoCompact(ctx context.Context) {
 		return
 	}
 	t.compactTried = true
+	events := t.s.Store.Events()
 	before := t.startSeq
 	if t.step > 1 {
 		before = int64(len(events)) // the Seq the next logged event gets

@@ -126,6 +126,20 @@ func (s *Store) Events() []Event {
 	return append([]Event(nil), s.events...)
 }
 
+// Backward calls f with the logged events from the newest to the oldest
+// until f returns false, without copying them (decoding a lazily read
+// log first); f runs with the store locked and must not call it.
+func (s *Store) Backward(f func(Event) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ensure()
+	for i := len(s.events) - 1; i >= 0; i-- {
+		if !f(s.events[i]) {
+			return
+		}
+	}
+}
+
 // Log returns the store's log, nil for an in-memory store.
 func (s *Store) Log() *Log { return s.log }
 
