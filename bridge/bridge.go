@@ -138,9 +138,11 @@ type liveSession struct {
 	cancel context.CancelFunc // the running turn's, nil when idle
 	turns  int
 	// cmds are the slash commands offered (commands.go); titleCancel
-	// cancels the title request under way (title.go).
+	// cancels the title request under way and titleDone says none will
+	// come (title.go).
 	cmds        *slash.Set
 	titleCancel context.CancelFunc
+	titleDone   bool // no turn of s will get a title request
 
 	perm *permState
 	cfg  sessionConfig

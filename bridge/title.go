@@ -57,6 +57,14 @@ func normalTurn(reason string) bool {
 // turn of events is not that turn, or the session has a title from the
 // model or the user already.
 func titleSource(events []session.Event) (prompt, answer string, ok bool) {
+	prompt, answer, ok, _ = titleSourceFinal(events)
+	return prompt, answer, ok
+}
+
+// titleSourceFinal is titleSource, and whether its no is final: a
+// normal turn or a title not from the prompt is in events, so no later
+// turn gets a title request either.
+func titleSourceFinal(events []session.Event) (prompt, answer string, ok, final bool) {
 	type turnText struct {
 		prompt, answer strings.Builder
 		normal         bool
@@ -67,7 +75,7 @@ func titleSource(events []session.Event) (prompt, answer string, ok bool) {
 		switch d := ev.Data.(type) {
 		case session.Title:
 			if d.Source != session.TitleFromPrompt {
-				return "", "", false
+				return "", "", false, true
 			}
 		case session.TurnStart:
 			cur = &turnText{}
@@ -90,26 +98,34 @@ func titleSource(events []session.Event) (prompt, answer string, ok bool) {
 			}
 		}
 	}
-	if len(turns) == 0 || !turns[len(turns)-1].normal {
-		return "", "", false
-	}
-	for _, t := range turns[:len(turns)-1] {
-		if t.normal {
-			return "", "", false
+	for i, t := range turns {
+		if t.normal && i < len(turns)-1 {
+			return "", "", false, true
 		}
 	}
+	if len(turns) == 0 || !turns[len(turns)-1].normal {
+		return "", "", false, false
+	}
 	last := turns[len(turns)-1]
-	return last.prompt.String(), last.answer.String(), true
+	return last.prompt.String(), last.answer.String(), true, true
 }
 
 // titleAfter starts s's title request once the answer of the prompt
 // (ctx's request) is written, when the turn just ended is the one
 // titleSource names.
 func (b *Bridge) titleAfter(ctx context.Context, s *liveSession) {
-	if !b.cfg.Titles {
+	s.mu.Lock()
+	done := s.titleDone
+	s.mu.Unlock()
+	if !b.cfg.Titles || done {
 		return
 	}
-	prompt, answer, ok := titleSource(s.agent.Store.Events())
+	prompt, answer, ok, final := titleSourceFinal(s.agent.Store.Events())
+	if final {
+		s.mu.Lock()
+		s.titleDone = true // this session's events are not read again
+		s.mu.Unlock()
+	}
 	if !ok {
 		return
 	}

@@ -52,6 +52,11 @@ func TestTitleSource(t *testing.T) {
 		if p != c.prompt || a != c.answer || ok != c.ok {
 			t.Errorf("%s: titleSource = %q, %q, %v; want %q, %q, %v", c.name, p, a, ok, c.prompt, c.answer, c.ok)
 		}
+		// Final unless no turn has ended normally yet.
+		wantFinal := !strings.HasPrefix(c.name, "a failed") && !strings.HasPrefix(c.name, "a cancelled") && c.name != "no turn" && c.name != "no answer (/compact)"
+		if _, _, _, final := titleSourceFinal(c.events); final != wantFinal {
+			t.Errorf("%s: final %v, want %v", c.name, final, wantFinal)
+		}
 	}
 }
 

@@ -158,9 +158,13 @@ func (p *demoPrinter) message(m acpclient.Message) {
 		if u.Cost != nil {
 			parts = append(parts, fmt.Sprintf("cost=%g %s", u.Cost.Amount, u.Cost.Currency))
 		}
+	case acp.AvailableCommandsUpdate:
+		for _, c := range u.AvailableCommands {
+			parts = append(parts, "/"+c.Name)
+		}
 	default:
-		// Other kinds (commands, config options, notices, compaction)
-		// print their kind alone, which is enough to see that they came.
+		// Other kinds (config options, notices, compaction) print their
+		// kind alone, which is enough to see that they came.
 	}
 	fmt.Fprintf(p.w, "%-19s %s\n", n.Update.SessionUpdateKind(), strings.Join(parts, " "))
 }

@@ -225,7 +225,7 @@ func TestVersionAndHelp(t *testing.T) {
 		if err != nil || stderr.Len() != 0 {
 			t.Errorf("%v: err %v, stderr %q (must stay empty)", args, err, stderr.String())
 		}
-		for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-thinking", "-context-window", "-prices", "-trace", "-version", "DSH_API_KEY", "DSH_TRACE", "dsh-acp help"} {
+		for _, flag := range []string{"-base-url", "-model", "-max-steps", "-mode", "-replay", "-record", "-log-level", "-location-line-base", "-sandbox", "-sandbox-network", "-thinking", "-context-window", "-prices", "-trace", "-titles", "-compact-threshold", "-version", "DSH_API_KEY", "DSH_TRACE", "dsh-acp help"} {
 			if !strings.Contains(string(stdout), flag) {
 				t.Errorf("%v does not mention %s", args, flag)
 			}
@@ -257,7 +257,7 @@ func TestDemo(t *testing.T) {
 		`plan                [in_progress] Read config.txt`, `title="Read config.txt" kind=read`,
 		`diff config.txt: "mode=DEBUG\nlevel=info" -> "mode=RELEASE\nlevel=info"`,
 		`request_permission  call_demo_edit "Edit config.txt" -> allow-once`,
-		`output="1:mode=RELEASE\n"`, "status=completed exit=0"} {
+		`output="1:mode=RELEASE\n"`, "status=completed exit=0", "available_commands_update /compact /init /review"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)
 		}
