@@ -195,6 +195,15 @@ func (s *Session) Settings() Settings {
 	return s.settings
 }
 
+// model is the model s's requests go to: its setting, else def (the
+// agent's Config.Model).
+func (s *Session) model(def string) string {
+	if m := s.Settings().Model; m != "" {
+		return m
+	}
+	return def
+}
+
 // Outcome is how a turn ended: an ACP stop reason, or Err when the prompt
 // failed (the turn is still closed in the session).
 type Outcome struct {

@@ -20,10 +20,14 @@ import (
 // carry the summary instead of the messages it stands for (History);
 // the log keeps every event.
 //
-// The summary request is the turn's own request (the same system
-// prompt, tool schemas and messages, so the endpoint's prompt cache
-// serves its prefix) plus one user message asking for the summary
-// (SummaryRequest). What it stands for: at a turn's first step, every
+// The summary request is the turn's own request (the session's model
+// and thinking level, the same system prompt, tool schemas and
+// messages, so the endpoint's prompt cache serves its prefix) plus one
+// user message asking for the summary (SummaryRequest). Its usage is
+// logged with the compaction, and a usage event follows a completed
+// one: its cost joins the session's, and the context it reports is the
+// summary's tokens (what the conversation holds now) until the next
+// response measures the whole request. What it stands for: at a turn's first step, every
 // event before the turn (the new prompt stays as the user wrote it); at
 // a later step, everything so far (the summary then says where the turn
 // stands). A compaction that fails (the request fails, is cut at the
@@ -111,7 +115,7 @@ func (t *turnRun) autoCompact(ctx context.Context) {
 	if !ok {
 		return
 	}
-	window := t.a.window(cfg.Model)
+	window := t.a.window(t.s.model(cfg.Model))
 	if float64(used) < cfg.CompactAt*float64(window) {
 		return
 	}
@@ -146,8 +150,11 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 		c.Status, c.Error = session.CompactionFailed, "there is nothing to compact yet"
 		return t.endCompaction(c)
 	}
+	st := t.s.Settings()
+	model := t.s.model(cfg.Model)
 	req := llm.Request{
-		Model:    cfg.Model,
+		Model:    model,
+		Thinking: st.Thinking,
 		Messages: append(append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
@@ -180,7 +187,18 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	default:
 		c.Status, c.Summary = session.CompactionCompleted, resp.Text
 	}
-	return t.endCompaction(c)
+	t.endCompaction(c)
+	if resp != nil && resp.Usage != nil {
+		// Paid for either way; a failed one's cost shows with the next
+		// usage event.
+		u := *resp.Usage
+		cost := t.s.addCost(cfg.Meter, model, u, cfg.Now())
+		if c.Status == session.CompactionCompleted {
+			t.emit(session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
+				Used: int64(max(u.CompletionTokens-u.ReasoningTokens, 0)), Size: int64(cfg.Meter.Size(model)), Cost: cost})
+		}
+	}
+	return c
 }
 
 // lastCompactionStandsAlone reports whether the only message before

@@ -85,7 +85,7 @@ func BenchmarkCompaction(b *testing.B) {
 // compact (below the threshold): reading the last usage.
 func BenchmarkThresholdCheck(b *testing.B) {
 	s := NewSession(benchSession(1000), tools.NewSession("s", b.TempDir()))
-	a := New(Config{Client: newInstantSummary(), Tools: tools.NewRegistry(), CompactAt: 0.99, ContextWindow: func(string) int { return 1 << 30 }})
+	a := New(Config{Client: newInstantSummary(), Tools: tools.NewRegistry(), CompactAt: 0.99, Meter: &llm.Meter{ContextWindow: 1 << 30}})
 	t := &turnRun{a: a, s: s, turn: 1001, step: 2, open: map[string]bool{}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -75,6 +75,7 @@ func compactSession(t *testing.T, used int) (*Session, *[]session.Event) {
 		session.TurnStart{Turn: 1},
 		session.UserMessage{Turn: 1, Content: []tools.Content{tools.Text("one")}},
 		session.AssistantMessage{Turn: 1, Step: 1, Text: "first", Usage: &session.Usage{PromptTokens: used - 10, CompletionTokens: 10}},
+		session.ContextUsage{Turn: 1, Step: 1, Used: int64(used), Size: 1000, Cost: &session.Cost{Currency: "USD"}},
 		session.TurnEnd{Turn: 1, Reason: session.EndTurn},
 	} {
 		store.Emit(d)
@@ -103,7 +104,7 @@ func TestAutoCompaction(t *testing.T) {
 				client.resps = client.resps[1:]
 			}
 			a := New(Config{Client: client, Tools: tools.NewRegistry(), CompactAt: c.compactAt,
-				ContextWindow: func(string) int { return 10000 }})
+				Meter: &llm.Meter{ContextWindow: 10000}})
 			s, _ := compactSession(t, c.used)
 			out := a.Turn(context.Background(), s, []tools.Content{tools.Text("two")}, "")
 			if out.Err != nil || out.StopReason != session.EndTurn || len(client.reqs) != c.requests {
@@ -205,5 +206,64 @@ func TestCompactNothing(t *testing.T) {
 	}
 	if c := compact(); c.Status != session.CompactionFailed || len(client.reqs) != 1 {
 		t.Errorf("only the summary: %+v, %d requests", c, len(client.reqs))
+	}
+}
+
+// TestCompactionSettingsAndCost: the summary request goes to the
+// session's model with its thinking level, under that model's window;
+// a completed compaction is followed by a usage event whose context is
+// the summary's tokens and whose cost adds the summary request's; a
+// title request adds its cost too, shown by the next usage event.
+func TestCompactionSettingsAndCost(t *testing.T) {
+	price := &llm.Price{Currency: "USD", Rates: llm.Rates{CacheHit: 1, CacheMiss: 2, Output: 4}}
+	meter := &llm.Meter{Catalog: llm.Catalog{Models: map[string]llm.Known{"big": {ContextWindow: 1000, Price: price}}}, ContextWindow: 1 << 20}
+	client := &scripted{resps: []*llm.Response{
+		{Text: "S", FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 900, CompletionTokens: 120, ReasoningTokens: 20, CacheHitTokens: 800}},
+		{Text: "answer", FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 100, CompletionTokens: 10}},
+		{Text: "A title", FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 50, CompletionTokens: 5}},
+		{Text: "again", FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 110, CompletionTokens: 10}},
+	}}
+	a := New(Config{Client: client, Tools: tools.NewRegistry(), Model: "small", Meter: meter, CompactAt: 0.8})
+	s, all := compactSession(t, 850) // past 80 % of "big"'s 1000, nothing for the default 1 Mi
+	s.SetSettings(Settings{Model: "big", Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortHigh}})
+	if out := a.Turn(context.Background(), s, []tools.Content{tools.Text("two")}, ""); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if len(client.reqs) != 2 {
+		t.Fatalf("%d requests, want the summary and the turn's", len(client.reqs))
+	}
+	sum := client.reqs[0]
+	if sum.Model != "big" || sum.Thinking != (llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortHigh}) {
+		t.Errorf("summary request model %q thinking %+v", sum.Model, sum.Thinking)
+	}
+	var usages []session.ContextUsage
+	for _, ev := range *all {
+		if u, ok := ev.Data.(session.ContextUsage); ok {
+			usages = append(usages, u)
+		}
+	}
+	sumCost := (800*1 + 100*2 + 120*4) / 1e6
+	turnCost := (100*2 + 10*4) / 1e6
+	if len(usages) != 2 || usages[0].Used != 100 || usages[0].Size != 1000 || usages[0].Cost == nil || usages[0].Cost.Amount != sumCost ||
+		usages[1].Used != 110 || usages[1].Cost == nil || usages[1].Cost.Amount != sumCost+turnCost {
+		t.Errorf("usage events %+v (costs %v, %v)", usages, usages[0].Cost, usages[len(usages)-1].Cost)
+	}
+	if _, err := a.MakeTitle(context.Background(), s, "p", "a"); err != nil {
+		t.Fatal(err)
+	}
+	title := client.reqs[2]
+	if title.Model != "big" || title.Thinking != (llm.Thinking{Type: llm.ThinkingDisabled}) {
+		t.Errorf("title request model %q thinking %+v", title.Model, title.Thinking)
+	}
+	*all = (*all)[:0]
+	if out := a.Turn(context.Background(), s, []tools.Content{tools.Text("three")}, ""); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	titleCost := (50*2 + 5*4) / 1e6
+	want := sumCost + turnCost + titleCost + (110*2+10*4)/1e6
+	for _, ev := range *all {
+		if u, ok := ev.Data.(session.ContextUsage); ok && (u.Cost == nil || fmt.Sprintf("%.10f", u.Cost.Amount) != fmt.Sprintf("%.10f", want)) {
+			t.Errorf("cost after the title %+v, want %v", u.Cost, want)
+		}
 	}
 }

@@ -30,25 +30,36 @@ const (
 // titleSystem is the title request's system prompt.
 const titleSystem = `You name coding sessions. Given the user's first request and the start of the answer, reply with a title for the session: at most 60 characters, a few plain words saying what the session is about, in the language of the request. Reply with the title alone: no quotes, no Markdown, no trailing period.`
 
-// MakeTitle asks the model for a session title from the user's prompt
-// and the start of the answer: one short streamed request with no
-// tools, TitleMaxTokens max_tokens, the prompt cut at 2,000 runes and
-// the answer at 1,000. It returns the answer's first line cleaned by
-// CleanTitle, or an error when the request failed or gave no usable
-// title (a *TurnError for a model failure).
-func (a *Agent) MakeTitle(ctx context.Context, prompt, answer string) (string, error) {
+// MakeTitle asks the model for session s's title from the user's
+// prompt and the start of the answer: one short streamed request to the
+// session's model with no tools, TitleMaxTokens max_tokens, the prompt
+// cut at 2,000 runes and the answer at 1,000, and thinking turned off
+// when the session's requests carry thinking fields (a thinking model
+// would spend the few tokens on reasoning). Its cost joins the
+// session's (reported with the next usage event). It returns the
+// answer's first line cleaned by CleanTitle, or an error when the
+// request failed or gave no usable title (a *TurnError for a model
+// failure).
+func (a *Agent) MakeTitle(ctx context.Context, s *Session, prompt, answer string) (string, error) {
 	user := "Request:\n" + cutRunes(strings.TrimSpace(prompt), titlePromptRunes)
 	if answer = strings.TrimSpace(answer); answer != "" {
 		user += "\n\nStart of the answer:\n" + cutRunes(answer, titleAnswerRunes)
 	}
+	model := s.model(a.cfg.Model)
 	req := llm.Request{
-		Model:     a.cfg.Model,
+		Model:     model,
 		Messages:  []llm.Message{{Role: "system", Content: titleSystem}, {Role: "user", Content: user}},
 		MaxTokens: TitleMaxTokens,
+	}
+	if s.Settings().Thinking.Type != "" {
+		req.Thinking = llm.Thinking{Type: llm.ThinkingDisabled}
 	}
 	resp, err := a.cfg.Client.Stream(ctx, req, nil)
 	if err != nil {
 		return "", modelError(err)
+	}
+	if resp.Usage != nil {
+		s.addCost(a.cfg.Meter, model, *resp.Usage, a.cfg.Now())
 	}
 	title := CleanTitle(resp.Text)
 	if title == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -44,7 +45,7 @@ func TestCleanTitle(t *testing.T) {
 func TestMakeTitle(t *testing.T) {
 	client := &scripted{resps: []*llm.Response{{Text: "Fix the parser.", FinishReason: "stop"}}}
 	a := New(Config{Client: client, Tools: tools.NewRegistry(), Model: "m1"})
-	got, err := a.MakeTitle(context.Background(), "fix it "+strings.Repeat("p", 3000), "done "+strings.Repeat("a", 2000))
+	got, err := a.MakeTitle(context.Background(), NewSession(session.NewStore(nil), tools.NewSession("s", t.TempDir())), "fix it "+strings.Repeat("p", 3000), "done "+strings.Repeat("a", 2000))
 	if err != nil || got != "Fix the parser" {
 		t.Fatalf("MakeTitle = %q, %v", got, err)
 	}
@@ -66,7 +67,7 @@ func TestMakeTitle(t *testing.T) {
 		{&failing{err: &llm.Error{Code: "RATE_LIMIT", Status: 429, Message: "slow down"}}, "slow down"},
 	} {
 		a := New(Config{Client: c.client, Tools: tools.NewRegistry()})
-		if title, err := a.MakeTitle(context.Background(), "p", ""); err == nil || !strings.Contains(err.Error(), c.want) || title != "" {
+		if title, err := a.MakeTitle(context.Background(), NewSession(session.NewStore(nil), tools.NewSession("s", t.TempDir())), "p", ""); err == nil || !strings.Contains(err.Error(), c.want) || title != "" {
 			t.Errorf("MakeTitle = %q, %v; want an error with %q", title, err, c.want)
 		}
 	}

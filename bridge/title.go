@@ -144,7 +144,7 @@ func (b *Bridge) startTitle(s *liveSession, prompt, answer string) {
 	s.mu.Unlock()
 	b.titles.Go(func() {
 		defer cancel()
-		title, err := b.cfg.Agent.MakeTitle(ctx, prompt, answer)
+		title, err := b.cfg.Agent.MakeTitle(ctx, s.agent, prompt, answer)
 		if err != nil {
 			if ctx.Err() == nil {
 				b.log.Warn("the model wrote no title; the first prompt's line stays the title", "session", s.id, "err", err)

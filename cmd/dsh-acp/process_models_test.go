@@ -49,6 +49,7 @@ func TestProcessModelsListAbandoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	waited := time.Since(start)
+	p.commands(t) // the slash commands follow the answer
 	if waited < 900*time.Millisecond {
 		t.Errorf("session/new answered after %v, before its 1 s wait for the model list", waited)
 	}
