@@ -157,7 +157,9 @@ func newSession(t *testing.T, h *harness) (string, json.RawMessage) {
 		SessionID     string          `json:"sessionId"`
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
+	from := len(agentMsgs(t, h, 0))
 	h.mustCall("session/new", map[string]any{"cwd": h.cwd, "mcpServers": []any{}}, &ns)
+	h.answerThenCommands(from, ns.SessionID, "session/new") // the slash commands follow the answer
 	return ns.SessionID, ns.ConfigOptions
 }
 
