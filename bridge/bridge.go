@@ -459,7 +459,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	s.turns++
-	first := s.turns == 1 && s.agent.Store.Len() == 0
+	first := s.turns == 1 // the first here: logPromptTitle checks the log
 	s.mu.Unlock()
 	return func(ctx context.Context) (acp.PromptResponse, error) {
 		defer func() {

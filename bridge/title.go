@@ -27,8 +27,11 @@ import (
 // runes; a longer one is cut (ending in "…").
 const maxUserTitleRunes = 200
 
-// logPromptTitle logs the first prompt's line as s's title, unless the
-// user has set one.
+// logPromptTitle logs the prompt's first line as s's title when it is
+// the session's first prompt (its log holds no turn yet) and the
+// session has no title (the user may have set one already). Other
+// events may come first: a mode or a model chosen before the first
+// prompt.
 func (b *Bridge) logPromptTitle(s *liveSession, content []tools.Content) {
 	t := Title(content)
 	if t == "" {
@@ -36,8 +39,11 @@ func (b *Bridge) logPromptTitle(s *liveSession, content []tools.Content) {
 	}
 	b.titleMu.Lock()
 	defer b.titleMu.Unlock()
-	if session.HasUserTitle(s.agent.Store.Events()) {
-		return
+	for _, ev := range s.agent.Store.Events() {
+		switch ev.Data.(type) {
+		case session.TurnStart, session.Title:
+			return
+		}
 	}
 	s.agent.Store.Emit(session.Title{Title: t, Source: session.TitleFromPrompt})
 }

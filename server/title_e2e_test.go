@@ -320,3 +320,24 @@ func TestTitleAfterDelete(t *testing.T) {
 		t.Errorf("titles sent %q", got)
 	}
 }
+
+// TestPromptTitleAfterModeChange: a mode chosen before the first prompt
+// (logged first) does not cost the session its first-line title; a
+// second prompt gives no other.
+func TestPromptTitleAfterModeChange(t *testing.T) {
+	rec := e2etest.Replay(t, e2etest.LiveText([]string{"Ok."}, []string{"One."}, small), e2etest.LiveText([]string{"Ok."}, []string{"Two."}, small))
+	h := newHarness(t, harnessOpts{replay: rec})
+	sid := h.start(harnessOpts{})
+	h.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	for _, p := range []string{"plan the release\nwith details", "and then?"} {
+		if _, err := h.prompt(sid, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := titleUpdates(h); strings.Join(got, "|") != "plan the release" {
+		t.Errorf("titles %q", got)
+	}
+	if got := listTitle(t, h, sid); got != "plan the release" {
+		t.Errorf("listed %q", got)
+	}
+}
