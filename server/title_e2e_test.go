@@ -137,7 +137,12 @@ func TestTitleFromModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the second turn's request", func() bool { return f.requests() >= 2 })
+	// Its body read whole (a cancel while it is sent would cut it).
+	waitUntil(t, "the second turn's request", func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.turns) >= 2
+	})
 	h.cancelPrompt(sid, ch, 5*time.Second)
 	if stop, err := h.prompt(sid, "the date parser, please"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("third prompt = %q, %v", stop, err)
