@@ -267,6 +267,8 @@ func TestBuilderShape(t *testing.T) {
 		"one call":           e2etest.ToolCalls([2]string{"read", `{"file_path":"a.txt"}`}),
 		"two calls":          e2etest.ToolCalls([2]string{"bash", `{"command":"grep -c X a && echo <ok>"}`}, [2]string{"todo_write", `{"todos":[]}`}),
 		"later step":         e2etest.ToolCallsAt(3, [2]string{"edit", `{"old_string":"日本","new_string":"x"}`}),
+		"live text":          e2etest.LiveText([]string{"Sum", "ming."}, []string{"## Summary\n", "- <a> & b"}, e2etest.LiveUsage{Prompt: 104000, Completion: 600, CacheHit: 103936, Reasoning: 90}),
+		"live tool call":     e2etest.LiveToolCall(nil, 2, "read", `{"file_path":"日本/a.txt"}`, e2etest.LiveUsage{Prompt: 2100, Completion: 80, CacheHit: 1984, Reasoning: 20}),
 	}
 	for name, body := range bodies {
 		if err := checkLiveShape([]byte(body)); err != nil {

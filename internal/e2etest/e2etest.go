@@ -346,133 +346,77 @@ func ToolCallsChunked(size int, calls ...[2]string) string {
 	return b.String()
 }
 
-// LiveUsage is the token accounting a Live stream reports (DeepSeek's usage
-// object on the closing chunk): Prompt tokens (CacheHit of them served
-// from the context cache, a multiple of 64 in real streams), Completion
-// tokens (Reasoning of them spent on reasoning).
+// LiveUsage is a usage block a test chooses (LiveText, LiveToolCall),
+// for the figures that matter to it (a context past a threshold, a
+// price): Prompt tokens, CacheHit of them from the context cache (a
+// multiple of 64, as DeepSeek counts), Completion tokens, Reasoning of
+// them spent on reasoning.
 type LiveUsage struct {
 	Prompt, Completion, CacheHit, Reasoning int
 }
 
-// liveChunk is one chat.completion.chunk with the fields of a live
-// DeepSeek stream, in their order (testdata/replay/README.md).
-type liveChunk struct {
-	ID          string       `json:"id"`
-	Object      string       `json:"object"`
-	Created     int64        `json:"created"`
-	Model       string       `json:"model"`
-	Fingerprint string       `json:"system_fingerprint"`
-	Choices     []liveChoice `json:"choices"`
-	Usage       *liveUsage   `json:"usage"`
+// closeWith writes the closing chunk with the usage u, and `data: [DONE]`.
+func (s *stream) closeWith(finish string, u LiveUsage) string {
+	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d},`+
+		`"completion_tokens_details":{"reasoning_tokens":%d},"prompt_cache_hit_tokens":%d,"prompt_cache_miss_tokens":%d}`,
+		u.Prompt, u.Completion, u.Prompt+u.Completion, u.CacheHit, u.Reasoning, u.CacheHit, u.Prompt-u.CacheHit)
+	s.chunk(`{"content":"","reasoning_content":null}`, quote(finish), usage)
+	s.b.WriteString("data: [DONE]\n\n")
+	return s.b.String()
 }
 
-type liveChoice struct {
-	Index        int             `json:"index"`
-	Delta        json.RawMessage `json:"delta"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason *string         `json:"finish_reason"`
-}
-
-type liveUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens  int `json:"prompt_cache_hit_tokens"`
-	PromptCacheMissTokens int `json:"prompt_cache_miss_tokens"`
-}
-
-// liveStream writes chunks of one live stream: every chunk with the same
-// id, created time, model and fingerprint, the deltas given (raw JSON
-// objects), the last with finish and u.
-func liveStream(deltas []string, finish string, u LiveUsage) string {
-	var b strings.Builder
-	for i, d := range deltas {
-		c := liveChunk{ID: "5c0e9a52-7d1b-4f3e-9a61-0d2b8c4e7f10", Object: "chat.completion.chunk", Created: 1782000000,
-			Model: "deepseek-reasoner", Fingerprint: "fp_dshacp_handwritten",
-			Choices: []liveChoice{{Index: 0, Delta: json.RawMessage(d), Logprobs: json.RawMessage("null")}}}
-		if i == len(deltas)-1 {
-			c.Choices[0].FinishReason = &finish
-			lu := &liveUsage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, TotalTokens: u.Prompt + u.Completion,
-				PromptCacheHitTokens: u.CacheHit, PromptCacheMissTokens: u.Prompt - u.CacheHit}
-			lu.PromptTokensDetails.CachedTokens = u.CacheHit
-			lu.CompletionTokensDetails.ReasoningTokens = u.Reasoning
-			c.Usage = lu
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(c) // fixed types: always encodes
-		b.WriteString("data: " + strings.TrimSuffix(buf.String(), "\n") + "\n\n")
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return b.String()
-}
-
-// jsonText is s as a JSON string, HTML characters kept as they are.
-func jsonText(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// LiveText is a response in the exact byte shape of a live DeepSeek
-// thinking-mode stream (testdata/replay/README.md): the opening role
-// chunk, one chunk per reasoning piece, one per text piece, and the
-// closing chunk with finish_reason "stop" and the usage u.
+// LiveText is Text (finish_reason "stop") with the usage u instead of
+// the made-up one.
 func LiveText(reasoning, text []string, u LiveUsage) string {
-	deltas := []string{`{"role":"assistant","content":null,"reasoning_content":""}`}
+	if strings.Join(reasoning, "") == "" {
+		reasoning = []string{defaultReasoning}
+	}
+	s := newStream(append(append([]string{"live", fmt.Sprint(u)}, reasoning...), text...))
+	s.open()
 	for _, r := range reasoning {
-		deltas = append(deltas, `{"content":null,"reasoning_content":`+jsonText(r)+`}`)
+		s.reasoning(r)
 	}
-	for _, s := range text {
-		deltas = append(deltas, `{"content":`+jsonText(s)+`,"reasoning_content":null}`)
+	for _, t := range text {
+		if t != "" {
+			s.delta(`{"content":` + quote(t) + `,"reasoning_content":null}`)
+		}
 	}
-	deltas = append(deltas, `{"content":"","reasoning_content":null}`)
-	return liveStream(deltas, "stop", u)
+	return s.closeWith("stop", u)
 }
 
-// LiveToolCall is a response in the exact byte shape of a live DeepSeek
-// thinking-mode stream that calls one tool: reasoning pieces, the call's
-// first fragment (index 0, id call_00_ and 24 letters and digits made
-// from n, type, name, empty arguments), the arguments in pieces of 8
-// bytes, and the closing chunk with finish_reason "tool_calls" and u.
-func LiveToolCall(reasoning []string, n int, name, args string, u LiveUsage) string {
-	deltas := []string{`{"role":"assistant","content":null,"reasoning_content":""}`}
-	for _, r := range reasoning {
-		deltas = append(deltas, `{"content":null,"reasoning_content":`+jsonText(r)+`}`)
+// LiveToolCall is the step-th response (from 0) of a recording calling
+// one tool: the opening chunk, the reasoning pieces given (none gives
+// "I will use a tool."), the call's first fragment (index 0, id, type,
+// name, empty arguments), the arguments in pieces of 8 bytes or a little
+// more (cut at character boundaries, as a live stream cuts them), and
+// the closing chunk with finish_reason "tool_calls" and the usage u. The
+// call's id is CallID(step, 0, name, args).
+func LiveToolCall(reasoning []string, step int, name, args string, u LiveUsage) string {
+	if strings.Join(reasoning, "") == "" {
+		reasoning = []string{"I will use a tool."}
 	}
-	id := LiveCallID(n)
-	deltas = append(deltas, `{"tool_calls":[{"index":0,"id":"`+id+`","type":"function","function":{"name":`+jsonText(name)+`,"arguments":""}}]}`)
+	s := newStream(append([]string{"live tool", fmt.Sprint(step, u), name, args}, reasoning...))
+	s.open()
+	for _, r := range reasoning {
+		s.reasoning(r)
+	}
+	s.delta(fmt.Sprintf(`{"tool_calls":[{"index":0,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]}`,
+		quote(CallID(step, 0, name, args)), quote(name)))
 	for len(args) > 0 {
 		k := min(8, len(args))
 		for k < len(args) && !utf8.RuneStart(args[k]) {
 			k++
 		}
-		deltas = append(deltas, `{"tool_calls":[{"index":0,"function":{"arguments":`+jsonText(args[:k])+`}}]}`)
+		s.delta(`{"tool_calls":[{"index":0,"function":{"arguments":` + quote(args[:k]) + `}}]}`)
 		args = args[k:]
 	}
-	deltas = append(deltas, `{"content":"","reasoning_content":null}`)
-	return liveStream(deltas, "tool_calls", u)
-}
-
-// LiveCallID is the tool call id LiveToolCall gives call n: "call_00_"
-// and 24 letters and digits.
-func LiveCallID(n int) string {
-	return fmt.Sprintf("call_00_Lv%022d", n)
+	return s.closeWith("tool_calls", u)
 }
 
 // CutStream is a response that breaks off after its first text piece:
 // no closing chunk and no [DONE], as when the connection drops.
 func CutStream(text string) string {
-	full := LiveText([]string{"Summing up."}, []string{text}, LiveUsage{})
+	full := Text([]string{"Summing up."}, []string{text}, "stop")
 	parts := strings.SplitAfter(full, "\n\n")
 	return strings.Join(parts[:3], "")
 }
