@@ -100,6 +100,9 @@ func usedIn(ev session.Event, used *int, ok *bool) bool {
 			*used, *ok = max(d.Usage.PromptTokens, 0)+max(d.Usage.CompletionTokens, 0), true
 			return true
 		}
+	default:
+		// Only responses measure the context, and only a completed
+		// compaction replaces it; the other events say nothing of it.
 	}
 	return false
 }

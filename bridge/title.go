@@ -43,6 +43,9 @@ func (b *Bridge) logPromptTitle(s *liveSession, content []tools.Content) {
 		switch ev.Data.(type) {
 		case session.TurnStart, session.Title:
 			return
+		default:
+			// A mode, a model, a rule or the like chosen before the
+			// first prompt: the session is still untitled.
 		}
 	}
 	s.agent.Store.Emit(session.Title{Title: t, Source: session.TitleFromPrompt})
@@ -102,6 +105,9 @@ func titleSourceFinal(events []session.Event) (prompt, answer string, ok, final 
 				cur.normal = normalTurn(d.Reason) && strings.TrimSpace(cur.answer.String()) != ""
 				cur = nil
 			}
+		default:
+			// A title is made of the prompt and the answer's text; tool
+			// calls, steps, modes and the rest do not go into it.
 		}
 	}
 	for i, t := range turns {
