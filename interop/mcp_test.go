@@ -99,9 +99,10 @@ func TestSDKClientMCPServer(t *testing.T) {
 	// node starting the server takes well over the default 2 s
 	// session/new waits when the machine is busy; this test is about the
 	// call, not the bound (server's TestMCPSlowServerBound is), so the
-	// agent waits for the server.
+	// agent waits for the server. No title request (a live endpoint gets
+	// one after the first turn): the two chat requests are the turn's.
 	r, code := runNode(t, env, agent, dir, "INTEROP_BASE_URL="+model.srv.URL, "INTEROP_API_KEY=interop-test-key",
-		`INTEROP_AGENT_ARGS=["--mcp-wait","60s"]`)
+		`INTEROP_AGENT_ARGS=["--mcp-wait","60s","--titles","off"]`)
 	for _, e := range r.Errors {
 		t.Errorf("run error: %s", e)
 	}
