@@ -144,7 +144,7 @@ func TestSlashCommands(t *testing.T) {
 	for _, u := range replay {
 		if string(u["sessionUpdate"]) == `"user_message_chunk"` {
 			var c struct{ Content acp.ContentBlock }
-			_ = json.Unmarshal(mustJSON(t, u), &c)
+			_ = json.Unmarshal(updateJSON(t, u), &c)
 			typed = append(typed, c.Content.Text)
 		}
 	}

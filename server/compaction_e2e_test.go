@@ -192,7 +192,7 @@ func TestCompactionOnRecording(t *testing.T) {
 	}
 	var replay []acp.Update
 	for _, raw := range first {
-		u, err := acp.UnmarshalUpdate(mustJSON(t, raw))
+		u, err := acp.UnmarshalUpdate(updateJSON(t, raw))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,8 +220,8 @@ func TestCompactionOnRecording(t *testing.T) {
 	}
 }
 
-// mustJSON re-encodes an update map.
-func mustJSON(t *testing.T, m map[string]json.RawMessage) []byte {
+// updateJSON re-encodes an update map.
+func updateJSON(t *testing.T, m map[string]json.RawMessage) []byte {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -269,7 +269,7 @@ func TestCompactionWithoutCapability(t *testing.T) {
 	}
 	var us []acp.Update
 	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(mustJSON(t, raw))
+		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
 		us = append(us, u)
 	}
 	if got := compactionKinds(us); !reflect.DeepEqual(got, want) {
@@ -323,7 +323,7 @@ func TestCompactionFailureKeepsHistory(t *testing.T) {
 	}
 	var us []acp.Update
 	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(mustJSON(t, raw))
+		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
 		us = append(us, u)
 		if _, ok := u.(acp.Notice); ok {
 			t.Error("a notice was replayed")
@@ -398,7 +398,7 @@ func TestCompactCommand(t *testing.T) {
 	}
 	var users []string
 	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(mustJSON(t, raw))
+		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
 		if c, ok := u.(acp.UserMessageChunk); ok {
 			users = append(users, c.Content.Text)
 		}
