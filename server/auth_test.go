@@ -98,6 +98,7 @@ func TestPromptWithoutKey(t *testing.T) {
 	h, store, reqs, base := authHarness(t, nil)
 	sid := h.start(harnessOpts{})
 	prompt := map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}
+	before := len(h.sessionUpdates()) // the slash commands after session/new
 	code, msg := rpcError(t, h, "session/prompt", prompt)
 	if code != acp.CodeAuthRequired {
 		t.Fatalf("prompt without a key = %d %q, want -32000", code, msg)
@@ -110,7 +111,7 @@ func TestPromptWithoutKey(t *testing.T) {
 	if n := reqs.Load(); n != 0 {
 		t.Errorf("%d model requests without a key", n)
 	}
-	if n := len(h.sessionUpdates()); n != 0 {
+	if n := len(h.sessionUpdates()) - before; n != 0 {
 		t.Errorf("%d session updates for a refused prompt", n)
 	}
 	if code, msg := rpcError(t, h, "authenticate", map[string]any{"methodId": "login"}); code != acp.CodeAuthRequired {

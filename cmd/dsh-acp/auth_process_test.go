@@ -312,7 +312,8 @@ func TestLoginWhileRunning(t *testing.T) {
 	const key = "sk-running-0123456789"
 	ep := newFakeEndpoint(t, key)
 	cfg := filepath.Join(t.TempDir(), "config")
-	cmd := exec.Command(binary(t), "--base-url", ep.srv.URL)
+	// No title request after the turn (it would be a second chat request).
+	cmd := exec.Command(binary(t), "--base-url", ep.srv.URL, "--titles", "off")
 	cmd.Env = append(isolatedEnv(t), "XDG_CONFIG_HOME="+cfg, "DSH_STATE_DIR="+t.TempDir())
 	p := startCmd(t, cmd)
 	p.send(t, validatorInit)
@@ -402,6 +403,7 @@ func TestCredentialsFileErrors(t *testing.T) {
 			} `json:"result"`
 		}
 		_ = json.Unmarshal(p.next(t), &created)
+		p.commands(t)
 		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}}`, created.Result.SessionID))
 		line := string(p.next(t))
 		if !strings.Contains(line, `"code":-32000`) || !strings.Contains(line, path) || !strings.Contains(line, c.want) {
