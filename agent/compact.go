@@ -148,13 +148,15 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	cfg := t.a.cfg
 	c := session.Compaction{ID: newCompactionID(), Turn: t.turn, Before: before, Auto: auto, Focus: strings.TrimSpace(focus)}
 	t.emit(session.CompactionStart{ID: c.ID, Turn: t.turn, Auto: auto})
-	hist := History(eventsBefore(events, before), cfg.Meter.Images(cfg.Model))
+	st := t.s.Settings()
+	model := t.s.model(cfg.Model)
+	// The history as the turn's own request would carry it (images only
+	// to a model that takes them), so the endpoint's cache serves it.
+	hist := History(eventsBefore(events, before), cfg.Meter.Images(model))
 	if len(hist) == 0 || len(hist) == 1 && lastCompactionStandsAlone(events, before) {
 		c.Status, c.Error = session.CompactionFailed, "there is nothing to compact yet"
 		return t.endCompaction(c)
 	}
-	st := t.s.Settings()
-	model := t.s.model(cfg.Model)
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,

@@ -112,7 +112,7 @@ func BenchmarkHistoryAfterCompaction(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if len(History(c.events)) == 0 {
+				if len(History(c.events, false)) == 0 {
 					b.Fatal("no history")
 				}
 			}

@@ -46,7 +46,7 @@ func TestHistoryAfterCompaction(t *testing.T) {
 		session.Compaction{ID: "b", Status: session.CompactionFailed, Before: 8, Summary: "partial"}, // 10
 		session.AssistantMessage{Turn: 3, Text: "third"},                                             // 11
 	)
-	b, _ := json.Marshal(History(events))
+	b, _ := json.Marshal(History(events, false))
 	want := `[{"role":"user","content":` + mustQuote(SummaryMessage("S1")) + `},{"role":"user","content":"three"},{"role":"assistant","content":"third"}]`
 	if string(b) != want {
 		t.Errorf("history\n got %s\nwant %s", b, want)
@@ -143,7 +143,7 @@ func TestCompactionFailures(t *testing.T) {
 			s, all := compactSession(t, 100)
 			var notices []tools.Notice
 			tools.SetNotifier(s.Tools, func(n tools.Notice) { notices = append(notices, n) })
-			before := History(s.Store.Events())
+			before := History(s.Store.Events(), false)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if c.status == session.CompactionCancelled {
@@ -166,7 +166,7 @@ func TestCompactionFailures(t *testing.T) {
 			if got == nil || got.Status != c.status || !strings.Contains(got.Error, c.why) || got.Focus != "f" || got.Auto {
 				t.Fatalf("logged compaction %+v", got)
 			}
-			after, _ := json.Marshal(History(s.Store.Events()))
+			after, _ := json.Marshal(History(s.Store.Events(), false))
 			wantHist, _ := json.Marshal(before)
 			if string(after) != string(wantHist) {
 				t.Errorf("history changed:\n%s\n%s", after, wantHist)
