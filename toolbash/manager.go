@@ -51,10 +51,10 @@ type Manager struct {
 	sandbox sandbox.Config
 	// host is what the kernel offers (sandbox.Probe), set by New's
 	// probe goroutine before it closes probed: read it through Host.
-	host    sandbox.Host
-	probed  chan struct{}
-	dirs    []string // AdditionalDirs
-	caches  []string // sandbox.Caches under workspace-write
+	host   sandbox.Host
+	probed chan struct{}
+	dirs   []string // AdditionalDirs
+	caches []string // sandbox.Caches under workspace-write
 	// owner marks this Manager's commands (sandbox.Command.Owner), so
 	// that its exit sweep (sandbox.KillAdopted) spares other Managers'.
 	owner string
