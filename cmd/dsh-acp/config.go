@@ -151,7 +151,8 @@ func envGetter(env func(string) (string, bool)) func(name, def string) string {
 // parseConfig reads args (without the program name) and env (a lookup
 // function, e.g. os.LookupEnv). For --help it prints nothing and returns
 // flag.ErrHelp (the caller prints the usage to stdout); for a bad flag it
-// prints the error and the usage to stderr and returns errReported.
+// prints the error and a pointer to --help to stderr and returns
+// errReported.
 func parseConfig(args []string, env func(string) (string, bool), stderr io.Writer) (config, error) {
 	get := envGetter(env)
 	c := config{LocationLineBase: -1}
@@ -166,7 +167,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
 		}
-		printUsage(stderr, env)
+		// The flag package has said what is wrong on a line of its own;
+		// a pointer to the help, not all of it, follows.
+		fmt.Fprintln(stderr, "Run 'dsh-acp --help' for the flags and variables.")
 		return c, errReported
 	}
 	if fs.NArg() == 1 && (fs.Arg(0) == "login" || fs.Arg(0) == "logout") {

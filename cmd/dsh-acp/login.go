@@ -104,7 +104,7 @@ func runLogin(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := store.Save(cfg.BaseURL, key); err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(stdout, "The key works (%d models at %s). Stored in %s (readable by you only).\n", len(models), base, store.Path)
+	fmt.Fprintf(stdout, "The key works (%s at %s). Stored in %s (readable by you only).\n", countModels(len(models)), base, store.Path)
 	if name := keySource(cfg).EnvOrigin(); name != "" {
 		fmt.Fprintf(stdout, "Note: %s is set in this environment; it is used instead of the stored key.\n", name)
 	}
@@ -162,4 +162,12 @@ func runLogout(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Note: %s is set in this environment; the agent still uses it.\n", name)
 	}
 	return 0
+}
+
+// countModels is "1 model" or "N models".
+func countModels(n int) string {
+	if n == 1 {
+		return "1 model"
+	}
+	return fmt.Sprintf("%d models", n)
 }

@@ -236,7 +236,8 @@ func TestVersionAndHelp(t *testing.T) {
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || len(stdout) != 0 ||
-		!strings.Contains(stderr.String(), "flag provided but not defined") || !strings.Contains(stderr.String(), "-trace") {
+		!strings.Contains(stderr.String(), "flag provided but not defined") || !strings.Contains(stderr.String(), "dsh-acp --help") ||
+		strings.Count(stderr.String(), "\n") != 2 {
 		t.Errorf("a bad flag: %v, stdout %q, stderr %q", err, stdout, stderr.String())
 	}
 	if err := exec.Command(binary(t), "--max-steps", "0").Run(); err == nil {
