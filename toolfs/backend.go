@@ -32,8 +32,9 @@ const (
 // disk: the disk still holds what was shown. Through the editor: the
 // last read did not end in a conflict, and either neither side moved
 // since (the text is the side that read showed: the buffer, or the disk
-// when the buffer lagged) or the buffer now equals the disk and what
-// was shown (the editor caught up, or saved the buffer).
+// when the buffer lagged) or the buffer now holds the disk's text
+// (sameText) and what was shown (the editor caught up, or saved the
+// buffer).
 func (c *current) basis(exp version) int {
 	dsum := sumOf(c.disk)
 	if c.editor == nil {
@@ -60,7 +61,7 @@ func (c *current) basis(exp version) int {
 		if sumOf(c.text) != exp.sum {
 			return basisStale
 		}
-	case bsum == dsum && bsum == exp.sum:
+	case bsum == exp.sum && sameText(c.buf, c.disk):
 		c.text = c.buf
 	default:
 		return basisStale
@@ -184,10 +185,11 @@ func save(ctx context.Context, f file, c *current, content []byte, op string) ([
 	}
 	s := sumOf(stored)
 	v := version{sum: s, buf: s, hasBuf: true}
+	same := false
 	if disk, err := f.readFile(); err == nil {
-		v.disk = sumOf(disk)
+		v.disk, same = sumOf(disk), sameText(stored, disk)
 	}
-	if v.disk != s {
+	if !same {
 		// The editor did not save what it took: its buffer holds it.
 		v.state = bufUnsaved
 	}

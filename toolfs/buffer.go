@@ -1,6 +1,7 @@
 package toolfs
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
 	"time"
@@ -38,11 +39,12 @@ const (
 )
 
 // judge classifies one look through the editor: dsum and bsum hash the
-// disk bytes and the buffer, prev is the version last observed (seen
-// false: none), recentDisk says the disk was modified after the session
-// started running commands (used at a first look only).
-func judge(prev version, seen bool, dsum, bsum uint64, recentDisk bool) bufferState {
-	if bsum == dsum {
+// disk bytes and the buffer, same says the buffer holds the disk's text
+// (sameText), prev is the version last observed (seen false: none),
+// recentDisk says the disk was modified after the session started
+// running commands (used at a first look only).
+func judge(prev version, seen bool, dsum, bsum uint64, same, recentDisk bool) bufferState {
+	if same {
 		return bufClean
 	}
 	if !seen {
@@ -73,6 +75,37 @@ func judge(prev version, seen bool, dsum, bsum uint64, recentDisk bool) bufferSt
 	// Nothing moved since a look that showed the buffer: this re-read
 	// also ends a conflict.
 	return bufUnsaved
+}
+
+// sameText reports whether buf, the editor's buffer of a file, holds the
+// text of disk, the file's bytes: the same bytes, or the same text with
+// every "\r\n" and lone "\r" of disk read as "\n". Zed holds a file in
+// its buffer so and saves it with the file's line endings again
+// (text::LineEnding), so such a buffer has no unsaved change; taking it
+// for one would hide a shell's change to a CRLF file as a conflict, and
+// the re-read after it would save the stale buffer over that change.
+func sameText(buf, disk []byte) bool {
+	if bytes.Equal(buf, disk) {
+		return true
+	}
+	if bytes.IndexByte(buf, '\r') >= 0 || len(buf) > len(disk) {
+		return false
+	}
+	j := 0
+	for i := 0; i < len(disk); i++ {
+		b := disk[i]
+		if b == '\r' {
+			if i+1 < len(disk) && disk[i+1] == '\n' {
+				i++
+			}
+			b = '\n'
+		}
+		if j >= len(buf) || buf[j] != b {
+			return false
+		}
+		j++
+	}
+	return j == len(buf)
 }
 
 // bufferNote is the one-line note a read through the editor adds for
@@ -126,7 +159,7 @@ func peekDiffers(ctx context.Context, e tools.Editor, f file, texts ...[]byte) b
 		return false
 	}
 	for _, t := range texts {
-		if buf == string(t) {
+		if sameText([]byte(buf), t) {
 			return false
 		}
 	}

@@ -96,6 +96,37 @@ func TestEditorLaggingBuffer(t *testing.T) {
 	}
 }
 
+// TestEditorLaggingBufferCRLF: the case with a CRLF file and an
+// editor that holds its buffers with "\n" line endings (Zed does): the
+// buffer differs from the disk only in line endings, which is no unsaved
+// change, so the shell's change is seen as a lag and the edit keeps it.
+func TestEditorLaggingBufferCRLF(t *testing.T) {
+	e := newEnv(t)
+	fe := withEditor(e, newFakeEditor())
+	fe.lag, fe.lf = true, true
+	p := e.put("w.txt", "x=1\r\ny=1\r\n")
+	wantBody(t, e.ok("read", map[string]any{"file_path": "w.txt"}), "", "1: x=1")
+	e.put("w.txt", "x=2\r\ny=1\r\n") // sed -i s/x=1/x=2/ w.txt
+	wantBody(t, e.ok("read", map[string]any{"file_path": "w.txt"}), bufferNote(bufLagging, true), "1: x=2")
+	e.ok("edit", map[string]any{"file_path": "w.txt", "old_string": "y=1", "new_string": "y=2"})
+	if got := e.get("w.txt"); got != "x=2\r\ny=2\r\n" {
+		t.Errorf("disk %q, want the shell's change and the edit", got)
+	}
+	if b, _ := fe.buffer(p); b != "x=2\ny=2\n" {
+		t.Errorf("buffer %q did not catch up", b)
+	}
+	wantBody(t, e.ok("read", map[string]any{"file_path": "w.txt"}), "", "2: y=2")
+	e.ok("edit", map[string]any{"file_path": "w.txt", "old_string": "x=2", "new_string": "x=3"})
+	if got := e.get("w.txt"); got != "x=3\r\ny=2\r\n" {
+		t.Errorf("disk %q after an edit of the saved file", got)
+	}
+	// A read-only editor with the same text is no unsaved change either.
+	fe.canWrite = false
+	e2 := e.other()
+	tools.SetEditor(e2.sess, fe)
+	wantBody(t, e2.ok("read", map[string]any{"file_path": "w.txt"}), "", "1: x=3")
+}
+
 // TestEditorUnsavedBuffer: a buffer with unsaved changes of its own is
 // shown, with a note that the disk differs; the edit applies to it and
 // saves it; the user typing again makes the next edit stale.
@@ -319,8 +350,34 @@ func TestJudge(t *testing.T) {
 		{"conflict re-read", version{sum: c, disk: b, buf: c, hasBuf: true, state: bufConflict}, true, b, c, false, bufUnsaved},
 	}
 	for _, tc := range cases {
-		if got := judge(tc.prev, tc.seen, tc.disk, tc.buf, tc.recent); got != tc.want {
+		if got := judge(tc.prev, tc.seen, tc.disk, tc.buf, tc.disk == tc.buf, tc.recent); got != tc.want {
 			t.Errorf("%s: judge = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSameText: a buffer holds a file's text when only the file's line
+// endings read as "\n" differ.
+func TestSameText(t *testing.T) {
+	cases := []struct {
+		buf, disk string
+		want      bool
+	}{
+		{"a\nb\n", "a\nb\n", true},
+		{"a\r\nb", "a\r\nb", true},
+		{"a\nb\n", "a\r\nb\r\n", true},
+		{"a\nb\n", "a\rb\r", true},
+		{"a\n\nb", "a\r\r\nb", true},
+		{"", "", true},
+		{"a\nb", "a\r\nb\r\n", false},
+		{"a\nb\n\n", "a\r\nb\r\n", false},
+		{"a\r\nb\n", "a\r\nb\r\n", false},
+		{"a\nc\n", "a\r\nb\r\n", false},
+		{"\n", "\r\n\n", false},
+	}
+	for _, c := range cases {
+		if got := sameText([]byte(c.buf), []byte(c.disk)); got != c.want {
+			t.Errorf("sameText(%q, %q) = %v, want %v", c.buf, c.disk, got, c.want)
 		}
 	}
 }

@@ -23,6 +23,8 @@ type fakeEditor struct {
 	canRead   bool
 	canWrite  bool
 	lag       bool
+	lf        bool // buffers hold "\n" line endings; a CRLF file is saved as CRLF
+	crlf      map[string]bool
 	buffers   map[string]string
 	reformat  func(string) string
 	failWrite error
@@ -30,7 +32,7 @@ type fakeEditor struct {
 }
 
 func newFakeEditor() *fakeEditor {
-	return &fakeEditor{canRead: true, canWrite: true, buffers: map[string]string{}}
+	return &fakeEditor{canRead: true, canWrite: true, buffers: map[string]string{}, crlf: map[string]bool{}}
 }
 
 func (f *fakeEditor) CanRead() bool  { return f.canRead }
@@ -44,10 +46,17 @@ func (f *fakeEditor) ReadTextFile(_ context.Context, path string) (string, error
 		return b, nil
 	}
 	data, err := os.ReadFile(path)
-	if err == nil && f.lag {
-		f.buffers[path] = string(data)
+	text := string(data)
+	if f.lf {
+		// As Zed's buffers: "\r\n" and a lone "\r" read as "\n", the
+		// file's style kept for saving.
+		f.crlf[path] = strings.Contains(text, "\r\n")
+		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	}
-	return string(data), err
+	if err == nil && f.lag {
+		f.buffers[path] = text
+	}
+	return text, err
 }
 
 // buffer returns the buffer of path ("", false when none is open).
@@ -77,10 +86,18 @@ func (f *fakeEditor) WriteTextFile(_ context.Context, path, content string) erro
 		content = f.reformat(content)
 	}
 	delete(f.buffers, path)
+	saved := content
+	if f.lf {
+		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n")
+		saved = content
+		if f.crlf[path] {
+			saved = strings.ReplaceAll(content, "\n", "\r\n")
+		}
+	}
 	if f.lag {
 		f.buffers[path] = content
 	}
-	return os.WriteFile(path, []byte(content), 0o644)
+	return os.WriteFile(path, []byte(saved), 0o644)
 }
 
 func (f *fakeEditor) took() []string {

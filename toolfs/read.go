@@ -213,7 +213,7 @@ func readEditor(ctx context.Context, s tools.Session, obs *observed, f file, inf
 	buf := []byte(text)
 	dsum, bsum := sumOf(disk), sumOf(buf)
 	prev, seen := obs.get(f.target)
-	st := judge(prev, seen, dsum, bsum, recentDisk(s, info))
+	st := judge(prev, seen, dsum, bsum, sameText(buf, disk), recentDisk(s, info))
 	shown := buf
 	if st == bufLagging {
 		shown = disk
