@@ -11,6 +11,14 @@ import (
 // holds at most about this much whatever the size of the arguments.
 const ArgsMemberLimit = 64 << 10
 
+// ArgsMembersMax is the most members an ArgsScanner keeps: a tool has a
+// few arguments, and a start card needs the first of them. The members
+// after them are seen through like a long one, so the members a caller
+// copies for every piece that completes one stay bounded (at most
+// ArgsMembersMax copies of at most ArgsMemberLimit bytes in all) however
+// many the model streams.
+const ArgsMembersMax = 32
+
 // ArgsScanner reads the arguments of a tool call while the model streams
 // them, in pieces that break anywhere (`{"fi`, `le_path": "a`, `.txt"`),
 // and tells which top-level members of the JSON object are complete, so
@@ -21,7 +29,8 @@ const ArgsMemberLimit = 64 << 10
 // A member is complete when its value is: a string at its closing quote,
 // an object or array at its closing bracket, a number, true, false or
 // null at the delimiter after it. Members holds only complete members
-// whose text is valid JSON and at most ArgsMemberLimit bytes long. Once
+// whose text is valid JSON, the first ArgsMembersMax of them that fit in
+// ArgsMemberLimit bytes together. Once
 // the text stops being a JSON object (the first non-blank byte is not
 // "{", a key is not a string, ...) the scanner stops: Members keeps what
 // it had, Done stays false.
@@ -33,6 +42,7 @@ type ArgsScanner struct {
 	cur     []byte
 	keyEnd  int    // len(cur) when the key ended (cur holds `"key":value`)
 	members []byte // complete members, comma-separated, without braces
+	kept    int    // how many members holds
 }
 
 type scanState uint8
@@ -214,12 +224,15 @@ func (s *ArgsScanner) keep(text string) {
 }
 
 // commit ends the current member: it joins Members when it is short
-// enough and its key and value are valid JSON.
+// enough, fits beside the members kept, and its key and value are valid
+// JSON.
 func (s *ArgsScanner) commit() bool {
 	s.state = scanAfter
-	if s.big || !json.Valid(s.cur[:s.keyEnd-1]) || !json.Valid(s.cur[s.keyEnd:]) {
+	if s.big || s.kept == ArgsMembersMax || len(s.members)+1+len(s.cur) > ArgsMemberLimit ||
+		!json.Valid(s.cur[:s.keyEnd-1]) || !json.Valid(s.cur[s.keyEnd:]) {
 		return false
 	}
+	s.kept++
 	if len(s.members) > 0 {
 		s.members = append(s.members, ',')
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -123,6 +124,64 @@ func TestArgsScannerLimitsAndBadText(t *testing.T) {
 	}
 }
 
+// TestArgsScannerBoundedMembers: arguments of any number of members (a
+// model that streams thousands, one per piece) keep the members bounded
+// in count and in bytes, so the members, copied for every piece that
+// completes one, cost a bounded amount per call instead of growing with
+// the square of the arguments.
+func TestArgsScannerBoundedMembers(t *testing.T) {
+	var s ArgsScanner
+	s.Write(`{"file_path":"a.txt",`)
+	changes := 0
+	for i := range 100000 {
+		if s.Write(`"k` + strconv.Itoa(i) + `":0,`) {
+			changes++
+		}
+	}
+	if changes > ArgsMembersMax {
+		t.Errorf("%d pieces completed a kept member, want at most %d", changes, ArgsMembersMax)
+	}
+	m := s.Members()
+	if len(m) > ArgsMemberLimit+2 {
+		t.Errorf("members hold %d bytes", len(m))
+	}
+	var got map[string]any
+	if err := json.Unmarshal(m, &got); err != nil || got["file_path"] != "a.txt" || len(got) != ArgsMembersMax {
+		t.Errorf("members %.200s: %v", m, err)
+	}
+	// Large members fill the bytes before the count.
+	var b ArgsScanner
+	big := strings.Repeat("x", ArgsMemberLimit/4)
+	b.Write(`{"file_path":"a.txt"`)
+	for i := range 10 {
+		b.Write(`,"k` + strconv.Itoa(i) + `":"` + big + `"`)
+	}
+	if n := len(b.Members()); n > ArgsMemberLimit+2 {
+		t.Errorf("large members hold %d bytes", n)
+	}
+	if !strings.HasPrefix(string(b.Members()), `{"file_path":"a.txt","k0":"`) {
+		t.Errorf("members %.40s", b.Members())
+	}
+}
+
+// topMembers counts the top-level members of a JSON object text, keys
+// used twice included.
+func topMembers(text string) int {
+	dec := json.NewDecoder(strings.NewReader(text))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		var v json.RawMessage
+		if _, err := dec.Token(); err != nil || dec.Decode(&v) != nil {
+			return n
+		}
+		n++
+	}
+	return n
+}
+
 // FuzzArgsScanner: on any text split anywhere the scanner never panics,
 // Members is always a JSON object, and on a valid object it holds the
 // object's members.
@@ -142,7 +201,7 @@ func FuzzArgsScanner(f *testing.F) {
 			t.Fatalf("members %s: %v", s.Members(), err)
 		}
 		var whole map[string]any
-		if json.Unmarshal([]byte(text), &whole) == nil && len(text) < ArgsMemberLimit && strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{") {
+		if json.Unmarshal([]byte(text), &whole) == nil && len(text) < ArgsMemberLimit && topMembers(text) <= ArgsMembersMax && strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{") {
 			if !reflect.DeepEqual(got, whole) {
 				t.Fatalf("text %s: members %s", text, s.Members())
 			}
