@@ -80,6 +80,10 @@ type config struct {
 	CompactAt float64
 	// CommandsDir is the user's slash command folder.
 	CommandsDir string
+	// keySeen, when set, is told each key the model client is about to
+	// send (main: the trace's redactor learns a key a login stored while
+	// the agent runs).
+	keySeen func(key string)
 }
 
 // modeList is the session modes' ids (permission.Modes, as INTERFACE.md

@@ -80,8 +80,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Info("tracing ACP messages", "file", cfg.Trace)
 	}
 	// Every ACP line passes the tap when it has something to do: the
-	// debug log of each message, the redacted trace.
-	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: wiretap.NewRedactor(cfg.APIKey), PID: os.Getpid()})
+	// debug log of each message, the redacted trace. The keys it knows:
+	// the variable's, the one `login` stored for the endpoint, and any
+	// the model client sends later (a login while the agent runs).
+	redactor := wiretap.NewRedactor(cfg.APIKey)
+	if trace != nil {
+		if k, err := keySource(cfg).Store.Load(cfg.BaseURL); err == nil {
+			redactor.Add(k)
+		}
+		cfg.keySeen = redactor.Add
+	}
+	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: redactor, PID: os.Getpid()})
 	if tap.Active() {
 		stdin, stdout = tap.Reader(stdin), tap.Writer(stdout)
 	}
@@ -163,6 +172,16 @@ func modelClient(cfg config, log *slog.Logger) llm.Client {
 	if idle == 0 {
 		idle = -1 // llm.HTTP: none
 	}
-	return llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keySource(cfg).APIKey, RecordDir: cfg.Record,
+	keyFunc := keySource(cfg).APIKey
+	if seen := cfg.keySeen; seen != nil {
+		keyFunc = func() (string, error) {
+			k, err := keySource(cfg).APIKey()
+			if err == nil {
+				seen(k)
+			}
+			return k, err
+		}
+	}
+	return llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keyFunc, RecordDir: cfg.Record,
 		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
@@ -170,3 +174,98 @@ func joinLines(ls [][]byte) []byte {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTraceRedactsStoredKey: the key `dsh-acp login` stored is a known
+// secret of the trace as the variable's is: one stored before the agent
+// started (here in the prompt and in the model's answer, in pieces), and
+// one stored by a login while the agent runs (in the model's answer to
+// the next prompt). The keys have no token shape: only knowing them
+// redacts them.
+func TestTraceRedactsStoredKey(t *testing.T) {
+	const stored = "storedunshapedkey0042"
+	const later = "laterunshapedkey0042"
+	trace := func(t *testing.T, path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	prompt := func(t *testing.T, p *proc, id int, text string) {
+		p.send(t, `{"jsonrpc":"2.0","id":2`+itoa(id)+`,"method":"session/new","params":{"cwd":`+string(jsonQuote(t.TempDir()))+`,"mcpServers":[]}}`)
+		var ns struct {
+			Result struct {
+				SessionID string `json:"sessionId"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
+			t.Fatalf("session/new: %v", err)
+		}
+		p.send(t, `{"jsonrpc":"2.0","id":3`+itoa(id)+`,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":`+string(jsonQuote(text))+`}]}}`)
+		for {
+			if l := string(p.next(t)); strings.Contains(l, `"id":3`+itoa(id)+`,`) || strings.HasPrefix(l, `{"id":3`+itoa(id)) {
+				if !strings.Contains(l, "end_turn") {
+					t.Fatalf("prompt answered %s", l)
+				}
+				return
+			}
+		}
+	}
+	t.Run("stored before the start", func(t *testing.T) {
+		cfg := t.TempDir()
+		if err := (credentials.Store{Path: filepath.Join(cfg, "dsh-acp", "credentials")}).Save(defaultBaseURL, stored); err != nil {
+			t.Fatal(err)
+		}
+		tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+		rec := e2etest.Replay(t, e2etest.Text(nil, []string{"your key is ", stored[:9], stored[9:], "."}, "stop"))
+		cmd := exec.Command(binary(t), "--replay", rec)
+		cmd.Env = append(isolatedEnv(t), "XDG_CONFIG_HOME="+cfg, "DSH_STATE_DIR="+t.TempDir(), "DSH_TRACE="+tracePath)
+		p := startCmd(t, cmd)
+		p.send(t, initLine)
+		p.next(t)
+		prompt(t, p, 1, "my key is "+stored)
+		p.stdin.Close()
+		if code, _ := p.wait(t); code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+		}
+		if tr := trace(t, tracePath); strings.Contains(tr, stored) || strings.Contains(tr, stored[:9]+`"`) || !strings.Contains(tr, "my key is [REDACTED]") {
+			t.Errorf("the trace holds the stored key:\n%s", tr)
+		}
+	})
+	t.Run("stored by a login while running", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+later {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			switch r.URL.Path {
+			case "/models":
+				_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"deepseek-chat","object":"model"}]}`)
+			case "/chat/completions":
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, e2etest.Text(nil, []string{"your key is " + later + "."}, "stop"))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		t.Cleanup(srv.Close)
+		cfg := filepath.Join(t.TempDir(), "config")
+		tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+		cmd := exec.Command(binary(t), "--base-url", srv.URL)
+		cmd.Env = append(isolatedEnv(t), "XDG_CONFIG_HOME="+cfg, "DSH_STATE_DIR="+t.TempDir(), "DSH_TRACE="+tracePath)
+		p := startCmd(t, cmd)
+		p.send(t, initLine)
+		p.next(t)
+		if code, shown := loginPTY(t, cfg, srv.URL, later); code != 0 {
+			t.Fatalf("login: exit %d, %q", code, shown)
+		}
+		prompt(t, p, 2, "what is my key?")
+		p.stdin.Close()
+		if code, _ := p.wait(t); code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+		}
+		if tr := trace(t, tracePath); strings.Contains(tr, later) || !strings.Contains(tr, "your key is [REDACTED].") {
+			t.Errorf("the trace holds the key of the login:\n%s", tr)
+		}
+	})
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -15,8 +17,13 @@ const Redacted = "[REDACTED]"
 // The rule, applied to every JSON string (member names and values) and
 // to lines that are not JSON:
 //
-//  1. Each of the known secrets (the API key), wherever it occurs.
-//     Secrets shorter than 8 bytes are ignored (they would redact words).
+//  1. Each of the known secrets (the API key), wherever it occurs, also
+//     split across the strings of one member in consecutive messages (a
+//     model repeating the key streams it in pieces): a string whose end,
+//     with the ends of the member's earlier strings, begins a secret
+//     (minPartial bytes or more of it) loses that end, and the rest of
+//     the secret in the strings after it. Secrets shorter than 8 bytes
+//     are ignored (they would redact words).
 //  2. A string value, or each string of an array value, of a member whose
 //     name looks secret: one of its words (split at case changes, "_",
 //     "-", "." and spaces) is key, apikey, token, secret, password,
@@ -36,19 +43,43 @@ const Redacted = "[REDACTED]"
 //
 // Structure, member order, numbers and everything else are kept, so a
 // trace still shows what happened. The zero value redacts by 2 to 4.
+// Safe for concurrent use.
 type Redactor struct {
+	mu      sync.Mutex
 	secrets []string
+	// tails holds, per member path ("params/update/content/text"), the
+	// end of the strings seen there last (as sent), for rule 1 across
+	// messages.
+	tails map[string]string
 }
+
+// minPartial is the shortest beginning of a known secret redacted at the
+// end of a string, before the rest of the secret has come: the first
+// minPartial-1 bytes of a secret streamed in pieces may stay.
+const minPartial = 4
+
+// maxTails bounds the member paths whose string ends are kept.
+const maxTails = 256
 
 // NewRedactor returns a Redactor that also removes each of secrets.
 func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
 	for _, s := range secrets {
-		if len(s) >= 8 {
-			r.secrets = append(r.secrets, s)
-		}
+		r.Add(s)
 	}
 	return r
+}
+
+// Add makes secret one of the known secrets from now on (a key found
+// after the start: a login while the agent runs). A secret shorter than
+// 8 bytes, or known already, is ignored.
+func (r *Redactor) Add(secret string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(secret) < 8 || slices.Contains(r.secrets, secret) {
+		return
+	}
+	r.secrets = append(r.secrets, secret)
 }
 
 // Message returns the JSON message line with its secrets redacted
@@ -64,7 +95,9 @@ func (r *Redactor) Message(line []byte) (json.RawMessage, bool) {
 	if _, err := d.Token(); err == nil {
 		return nil, false // more than one value
 	}
-	r.walk(n, "")
+	r.mu.Lock()
+	r.walk(n, "", "")
+	r.mu.Unlock()
 	var b bytes.Buffer
 	n.encode(&b)
 	return b.Bytes(), true
@@ -74,9 +107,21 @@ func (r *Redactor) Message(line []byte) (json.RawMessage, bool) {
 // pattern runs only on text that holds its fixed part, so plain text
 // costs a few substring searches.
 func (r *Redactor) Text(s string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.text(s)
+}
+
+// text is Text with r.mu held.
+func (r *Redactor) text(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, Redacted)
 	}
+	return shapes(s)
+}
+
+// shapes redacts by rule 4.
+func shapes(s string) string {
 	if strings.Contains(s, "PRIVATE KEY-----") {
 		s = pemBlock.ReplaceAllString(s, "${1}"+Redacted+"${2}")
 	}
@@ -204,15 +249,16 @@ func secretName(name string) bool {
 	return check()
 }
 
-// walk redacts n in place; name is the member name n is the value of.
-func (r *Redactor) walk(n *node, name string) {
+// walk redacts n in place (r.mu held); name is the member name n is the
+// value of, path the member names leading to n, "/"-separated.
+func (r *Redactor) walk(n *node, name, path string) {
 	secret := name != "" && secretName(name)
 	switch n.kind {
 	case kindString:
 		if secret {
 			n.str = Redacted
 		} else {
-			n.str = r.Text(n.str)
+			n.str = shapes(r.known(n.str, path))
 		}
 	case kindArray:
 		for _, v := range n.vals {
@@ -220,7 +266,7 @@ func (r *Redactor) walk(n *node, name string) {
 				v.str = Redacted
 				continue
 			}
-			r.walk(v, "")
+			r.walk(v, "", path)
 		}
 	case kindObject:
 		nameSecret := false
@@ -230,14 +276,78 @@ func (r *Redactor) walk(n *node, name string) {
 			}
 		}
 		for i, k := range n.keys {
-			n.keys[i] = r.Text(k)
+			n.keys[i] = r.text(k)
 			if nameSecret && k == "value" && n.vals[i].kind == kindString {
 				n.vals[i].str = Redacted
 				continue
 			}
-			r.walk(n.vals[i], k)
+			r.walk(n.vals[i], k, path+"/"+k)
 		}
 	}
+}
+
+// known redacts the known secrets in s, the next string at path (r.mu
+// held), by rule 1: each secret in s, each part in s of a secret that
+// began in the strings before it at path, and an end of s that (with
+// those strings) is a beginning of a secret of minPartial bytes or more.
+func (r *Redactor) known(s, path string) string {
+	if len(r.secrets) == 0 {
+		return s
+	}
+	tail := r.tails[path]
+	joined := tail + s
+	keep := 0
+	var cuts [][2]int // byte ranges of joined to redact, inside s
+	cut := func(from, to int) {
+		cuts = append(cuts, [2]int{max(from, len(tail)), to})
+	}
+	for _, sec := range r.secrets {
+		keep = max(keep, len(sec)-1)
+		for i := 0; ; {
+			j := strings.Index(joined[i:], sec)
+			if j < 0 {
+				break
+			}
+			if i+j+len(sec) > len(tail) {
+				cut(i+j, i+j+len(sec))
+			}
+			i += j + 1
+		}
+		// The longest end of joined that begins sec.
+		for p := max(0, len(joined)-len(sec)+1); p <= len(joined)-minPartial; p++ {
+			if joined[p] == sec[0] && strings.HasPrefix(sec, joined[p:]) {
+				if len(joined) > len(tail) {
+					cut(p, len(joined))
+				}
+				break
+			}
+		}
+	}
+	if _, ok := r.tails[path]; !ok && len(r.tails) >= maxTails {
+		clear(r.tails)
+	}
+	if r.tails == nil {
+		r.tails = map[string]string{}
+	}
+	r.tails[path] = joined[max(0, len(joined)-keep):]
+	if len(cuts) == 0 {
+		return s
+	}
+	// Merge the ranges and replace each with one Redacted.
+	slices.SortFunc(cuts, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	at := len(tail)
+	for i := 0; i < len(cuts); {
+		from, to := cuts[i][0], cuts[i][1]
+		for i++; i < len(cuts) && cuts[i][0] <= to; i++ {
+			to = max(to, cuts[i][1])
+		}
+		b.WriteString(joined[at:from])
+		b.WriteString(Redacted)
+		at = to
+	}
+	b.WriteString(joined[at:])
+	return b.String()
 }
 
 // node is a JSON value decoded with its member order.

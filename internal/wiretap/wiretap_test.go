@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,64 @@ func TestRedactMessage(t *testing.T) {
 	}
 	if got := r.Text("not json " + key + " Bearer abcdefghij"); got != "not json [REDACTED] Bearer [REDACTED]" {
 		t.Errorf("Text = %q", got)
+	}
+}
+
+// TestRedactSplitKey: the API key streamed in pieces, one message each
+// (a model repeating it), is redacted in every piece but its first
+// minPartial-1 bytes; other members, and text that only looks like the
+// key's beginning for a moment, are left alone; a key added later counts
+// from then on.
+func TestRedactSplitKey(t *testing.T) {
+	r := NewRedactor(key)
+	chunk := func(text string) string {
+		m, _ := json.Marshal(map[string]any{"method": "session/update", "params": map[string]any{"update": map[string]any{"content": map[string]any{"text": text}}}})
+		got, ok := r.Message(m)
+		if !ok {
+			t.Fatalf("%s not parsed", m)
+		}
+		var back struct {
+			Params struct {
+				Update struct {
+					Content struct{ Text string }
+				}
+			}
+		}
+		_ = json.Unmarshal(got, &back)
+		return back.Params.Update.Content.Text
+	}
+	var shown []string
+	for _, piece := range []string{"your key is ", key[:3], key[3:5], key[5:12], "", key[12:], " ok"} {
+		shown = append(shown, chunk(piece))
+	}
+	want := []string{"your key is ", key[:3], "[REDACTED]", "[REDACTED]", "", "[REDACTED]", " ok"}
+	if !slices.Equal(shown, want) {
+		t.Errorf("pieces shown %q, want %q", shown, want)
+	}
+	if all := strings.Join(shown, ""); strings.Contains(all, key[3:]) {
+		t.Errorf("the key's rest shows: %q", all)
+	}
+	// A beginning that does not go on is only redacted while it might.
+	if got := chunk("plainkey"); got != "[REDACTED]" {
+		t.Errorf("a beginning of the key: %q", got)
+	}
+	if got := chunk(" is a word"); got != " is a word" {
+		t.Errorf("the text after a false start: %q", got)
+	}
+	// Another member's strings are not joined with these.
+	if got, _ := r.Message([]byte(`{"params":{"other":"` + key[10:] + `"}}`)); !strings.Contains(string(got), key[10:]) {
+		t.Errorf("another member: %s", got)
+	}
+	later := "laterkeyvalue987654321"
+	if got := r.Text("x " + later); got != "x "+later {
+		t.Errorf("an unknown key: %q", got)
+	}
+	r.Add(later)
+	if got := chunk("k=" + later[:6]); got != "k=[REDACTED]" {
+		t.Errorf("an added key's beginning: %q", got)
+	}
+	if got := chunk(later[6:]); got != "[REDACTED]" {
+		t.Errorf("an added key's rest: %q", got)
 	}
 }
 
