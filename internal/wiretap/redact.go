@@ -28,7 +28,9 @@ const Redacted = "[REDACTED]"
 //     name looks secret: one of its words (split at case changes, "_",
 //     "-", "." and spaces) is key, apikey, token, secret, password,
 //     passwd, pwd, passphrase, credential(s), auth, authorization, cookie
-//     or bearer ("apiKey", "GITHUB_TOKEN", "X-Api-Key"; not "tokens",
+//     or bearer, or ends with password, passwd, passphrase, token, secret,
+//     apikey, secretkey or accesskey (words run together: "PGPASSWORD",
+//     "AUTHTOKEN") ("apiKey", "GITHUB_TOKEN", "X-Api-Key"; not "tokens",
 //     "monkey", "sessionId").
 //  3. The "value" string of an object whose "name" string looks secret by
 //     the same rule: ACP's environment variables and HTTP headers of MCP
@@ -220,15 +222,27 @@ var secretWords = map[string]bool{
 	"authorization": true, "cookie": true, "bearer": true,
 }
 
+// secretEnds are the endings that make a word secret-looking: words run
+// together ("PGPASSWORD"), none of them the end of a harmless word.
+var secretEnds = []string{"password", "passwd", "passphrase", "token", "secret", "apikey", "secretkey", "accesskey"}
+
 // secretName reports whether a member, variable or header name looks
 // secret (rule 2 of Redactor).
 func secretName(name string) bool {
 	var word []rune
 	prevLower := false
 	check := func() bool {
-		ok := secretWords[strings.ToLower(string(word))]
+		w := strings.ToLower(string(word))
 		word = word[:0]
-		return ok
+		if secretWords[w] {
+			return true
+		}
+		for _, end := range secretEnds {
+			if strings.HasSuffix(w, end) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, c := range name {
 		switch {
