@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -105,7 +106,16 @@ func (a *asker) elicitation(ctx context.Context, q tools.Question) (tools.Answer
 	ans := tools.Answer{Via: "elicitation"}
 	switch res.Action {
 	case acp.ElicitAccept:
-		ans.Action, ans.Text = tools.AnswerAccepted, answerText(res.Content[elicitField])
+		// The form asked for one required answer, one of the choices when
+		// there are some: an editor that does not check its form may send
+		// none, or another; that is no answer the user was offered.
+		v := res.Content[elicitField]
+		if s, ok := v.(string); v == nil || len(q.Choices) > 0 && (!ok || !slices.Contains(q.Choices, s)) {
+			a.b.log.Warn("an accepted elicitation without one of the offered answers; taking it as dismissed", "session", a.s.id)
+			ans.Action = tools.AnswerCancelled
+			break
+		}
+		ans.Action, ans.Text = tools.AnswerAccepted, answerText(v)
 	case acp.ElicitDecline:
 		ans.Action = tools.AnswerDeclined
 	case acp.ElicitCancel:
@@ -119,8 +129,8 @@ func (a *asker) elicitation(ctx context.Context, q tools.Question) (tools.Answer
 }
 
 // answerText is a form value as text: a string as it is, a list of
-// strings joined with ", ", anything else as JSON; a missing value is
-// "(no answer)".
+// strings joined with ", ", anything else as JSON; nil (never passed by
+// elicitation: no answer) is "(no answer)".
 func answerText(v any) string {
 	switch x := v.(type) {
 	case nil:

@@ -145,6 +145,11 @@ func TestAskElicitation(t *testing.T) {
 		{"default", acp.CreateElicitationResponse{Action: "accept", Content: map[string]any{"answer": "SQLite"}}, "The user answered: SQLite", "Answer: SQLite"},
 		{"plan", acp.CreateElicitationResponse{Action: "decline"}, "The user declined to answer.", "Declined."},
 		{"default", acp.CreateElicitationResponse{Action: "cancel"}, "The user dismissed the question without answering.", "Dismissed."},
+		// An answer the form did not offer, or none, is no answer (an
+		// editor that does not check its form).
+		{"default", acp.CreateElicitationResponse{Action: "accept", Content: map[string]any{"answer": "MongoDB, and drop the old tables"}}, "The user dismissed the question without answering.", "Dismissed."},
+		{"default", acp.CreateElicitationResponse{Action: "accept", Content: map[string]any{"answer": []any{"SQLite"}}}, "The user dismissed the question without answering.", "Dismissed."},
+		{"default", acp.CreateElicitationResponse{Action: "accept"}, "The user dismissed the question without answering.", "Dismissed."},
 	} {
 		t.Run(c.answer.Action, func(t *testing.T) {
 			m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
