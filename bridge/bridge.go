@@ -329,7 +329,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	caps, info := b.caps, b.clientInfo
 	b.mu.Unlock()
 	view := present.View{Cwd: cwd, TerminalOutput: caps.TerminalOutput(), LineBase: b.lineBase(info),
-		Compaction: caps.Session != nil && caps.Session.Compaction != nil}
+		Compaction: caps.Session != nil && caps.Session.Compaction != nil, Resolve: permission.Resolve}
 	s := &liveSession{id: id, cwd: cwd, dirs: dirs, view: view,
 		notices: caps.Session != nil && caps.Session.Notices != nil}
 	ts := tools.NewSession(id, cwd)

@@ -22,7 +22,11 @@ type paths struct {
 }
 
 // abs resolves a path against the session cwd (absolute paths are kept,
-// cleaned; "" gives the cwd).
+// cleaned; "" gives the cwd). With View.Resolve, a ".." after a symlink
+// is the kernel's: the symlink target's parent ("link/../x" with link ->
+// /a/b is /a/x), as the tools open it and name it in their results
+// (toolfs), not the link's own directory that cleaning the text names,
+// so a card never points at another file than the one the call uses.
 func (r *paths) abs(path string) string {
 	if path == "" {
 		return r.view.Cwd
@@ -38,9 +42,24 @@ func (r *paths) abs(path string) string {
 	} else {
 		out = filepath.Join(r.view.Cwd, path)
 	}
+	if res := r.view.Resolve; res != nil && r.view.Cwd != "" && hasParent(path) {
+		if real := res(r.view.Cwd, path); filepath.IsAbs(real) && res(r.view.Cwd, out) != real {
+			out = real
+		}
+	}
 	r.memo[r.next].in, r.memo[r.next].out = path, out
 	r.next = (r.next + 1) % len(r.memo)
 	return out
+}
+
+// hasParent reports whether path has a ".." segment.
+func hasParent(path string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(path), "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // title makes a card title of the given kind one line and shows in it

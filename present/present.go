@@ -43,6 +43,11 @@ type View struct {
 	// compaction_summary_chunk, else as a short agent message
 	// (compaction.go).
 	Compaction bool
+	// Resolve, when set, resolves a path against a cwd the way the
+	// tools open it (permission.Resolve: symlinks followed where they
+	// stand, then ".."); cards use it for paths with a ".." segment
+	// (paths.abs). Nil: the text is cleaned.
+	Resolve func(cwd, path string) string
 }
 
 // Presenter turns one session's events into ACP session updates. It

@@ -102,6 +102,75 @@ func TestReadPathsE2E(t *testing.T) {
 	}
 }
 
+// TestSymlinkParentPathE2E: a path whose ".." follows a symlink
+// ("link/../secret.txt", link -> elsewhere/sub) names the file the kernel
+// opens (elsewhere/secret.txt, outside the project), not the one cleaning
+// the text names (proj/secret.txt): the read's cards and its permission
+// request name the real file, in the title and the locations, from the
+// first tool_call on; the permission step asks about it as outside.
+func TestSymlinkParentPathE2E(t *testing.T) {
+	t.Parallel()
+	h0 := t.TempDir()
+	if r, err := filepath.EvalSymlinks(h0); err == nil {
+		h0 = r
+	}
+	cwd := filepath.Join(h0, "proj")
+	real := filepath.Join(h0, "elsewhere", "secret.txt")
+	for _, d := range []string{cwd, filepath.Join(h0, "elsewhere", "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, c := range map[string]string{real: "outside secret\n", filepath.Join(cwd, "secret.txt"): "inside decoy\n"} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(h0, "elsewhere", "sub"), filepath.Join(cwd, "link")); err != nil {
+		t.Fatal(err)
+	}
+	step := [2]string{"read", `{"file_path":"link/../secret.txt"}`}
+	rec := e2etest.Replay(t, e2etest.ToolCallsAt(0, step), e2etest.Text(nil, []string{"Done."}, "stop"))
+	id := e2etest.CallID(0, 0, step[0], step[1])
+	h := newHarness(t, harnessOpts{replay: rec, cwd: cwd})
+	pc := &permissionClient{outcome: "allow-once"}
+	h.client.OnRequest = pc.handle
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if u := finalWire(t, h, id); str(u["status"]) != "completed" {
+		t.Fatalf("the read ended %s", u["status"])
+	}
+	cards := 0
+	for _, u := range h.sessionUpdates() {
+		c, ok := toolCard(u)
+		if !ok || c.ToolCallID != id {
+			continue
+		}
+		cards++
+		if c.Title != nil && *c.Title != "Read "+real {
+			t.Errorf("title %q, want %q", *c.Title, "Read "+real)
+		}
+		for _, l := range c.Locations {
+			if l.Path != real {
+				t.Errorf("location %q, want %q", l.Path, real)
+			}
+		}
+	}
+	if cards == 0 {
+		t.Fatal("no card for the read")
+	}
+	if pc.count() != 1 {
+		t.Fatalf("permission asked %d times, want once (outside the project)", pc.count())
+	}
+	tc := pc.asked[0].ToolCall
+	if tc.Title == nil || *tc.Title != "Read "+real || len(tc.Locations) != 1 || tc.Locations[0].Path != real {
+		raw, _ := json.Marshal(tc)
+		t.Errorf("permission request's tool call %s, want the real file %s", raw, real)
+	}
+}
+
 // TestResourceLinkPathE2E (item 12): a resource_link to a file reaches
 // the model as the decoded path, with Zed's selection as lines.
 func TestResourceLinkPathE2E(t *testing.T) {
