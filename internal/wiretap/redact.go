@@ -34,14 +34,17 @@ const Redacted = "[REDACTED]"
 //     "monkey", "sessionId").
 //  3. The "value" string of an object whose "name" string looks secret by
 //     the same rule: ACP's environment variables and HTTP headers of MCP
-//     servers ({"name": "GITHUB_TOKEN", "value": "…"}).
+//     servers ({"name": "GITHUB_TOKEN", "value": "…"}); and in an array
+//     (an MCP server's args), the string after a flag whose name looks
+//     secret (["--api-key", "…"]).
 //  4. Text that looks like a secret: an Authorization scheme's credentials
 //     ("Bearer …", "Authorization: Basic …"), well-known token shapes (sk-…, ghp_…,
 //     github_pat_…, glpat-…, xox?-…, AKIA…, AIza…, JWTs), the password of a
 //     URL's user info (scheme://user:…@), a PEM private key block, and
 //     the value (6 or more characters, not a $reference) of an
 //     assignment whose name looks secret by the rule of 2
-//     (DSH_API_KEY=…, "password": …, token: …; not key=$DSH_API_KEY).
+//     (DSH_API_KEY=…, "password": …, token: …, --api-key=…; not
+//     key=$DSH_API_KEY).
 //
 // Structure, member order, numbers and everything else are kept, so a
 // trace still shows what happened. The zero value redacts by 2 to 4.
@@ -179,6 +182,9 @@ func redactAssignments(s string) string {
 		for j > 0 && nameByte(s[j-1]) {
 			j--
 		}
+		for j < end && s[j] == '-' {
+			j++ // a flag: --api-key=…
+		}
 		if j == end || !(isLetter(s[j]) || s[j] == '_') || !secretName(s[j:end]) {
 			continue
 		}
@@ -220,6 +226,22 @@ var secretWords = map[string]bool{
 	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
 	"pwd": true, "passphrase": true, "credential": true, "credentials": true, "auth": true,
 	"authorization": true, "cookie": true, "bearer": true,
+}
+
+// secretFlag reports whether s is a command-line flag whose name looks
+// secret ("--api-key", "-token"): in an argument list, the string after
+// it is its value.
+func secretFlag(s string) bool {
+	name := strings.TrimLeft(s, "-")
+	if len(name) == len(s) || name == "" || !isLetter(name[0]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !nameByte(name[i]) {
+			return false
+		}
+	}
+	return secretName(name)
 }
 
 // secretEnds are the endings that make a word secret-looking: words run
@@ -275,11 +297,13 @@ func (r *Redactor) walk(n *node, name, path string) {
 			n.str = shapes(r.known(n.str, path))
 		}
 	case kindArray:
+		flag := false // the string before was a secret flag
 		for _, v := range n.vals {
-			if v.kind == kindString && secret {
-				v.str = Redacted
+			if v.kind == kindString && (secret || flag && !strings.HasPrefix(v.str, "-")) {
+				v.str, flag = Redacted, false
 				continue
 			}
+			flag = v.kind == kindString && secretFlag(v.str)
 			r.walk(v, "", path)
 		}
 	case kindObject:
