@@ -67,7 +67,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "processes:", sandbox.DescribeProcesses(cfg.Sandbox, h))
 		return 0
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// The log and the trace are redacted alike. The keys the redactor
+	// knows: the variable's, the one `login` stored for the endpoint, and
+	// any the model client sends later (a login while the agent runs).
+	redactor := wiretap.NewRedactor(cfg.APIKey)
+	if k, err := keySource(cfg).Store.Load(cfg.BaseURL); err == nil {
+		redactor.Add(k)
+	}
+	cfg.keySeen = redactor.Add
+	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: cfg.LogLevel}))
 	var trace io.Writer
 	if cfg.Trace != "" {
 		f, err := os.OpenFile(cfg.Trace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -80,16 +88,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Info("tracing ACP messages", "file", cfg.Trace)
 	}
 	// Every ACP line passes the tap when it has something to do: the
-	// debug log of each message, the redacted trace. The keys it knows:
-	// the variable's, the one `login` stored for the endpoint, and any
-	// the model client sends later (a login while the agent runs).
-	redactor := wiretap.NewRedactor(cfg.APIKey)
-	if trace != nil {
-		if k, err := keySource(cfg).Store.Load(cfg.BaseURL); err == nil {
-			redactor.Add(k)
-		}
-		cfg.keySeen = redactor.Add
-	}
+	// debug log of each message, the redacted trace.
 	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: redactor, PID: os.Getpid()})
 	if tap.Active() {
 		stdin, stdout = tap.Reader(stdin), tap.Writer(stdout)

@@ -269,3 +269,48 @@ func TestTraceRedactsStoredKey(t *testing.T) {
 		}
 	})
 }
+
+// TestLogRedactsMCPSecrets: an HTTP MCP server that does not start is
+// named in the log (stderr) with its error, which quotes its URL: the
+// log is redacted as the trace is (a token in the URL's query, a URL
+// password), so a log pasted into a bug report holds no secret.
+func TestLogRedactsMCPSecrets(t *testing.T) {
+	const token = "unshapedquerysecret0042"
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	cmd := exec.Command(binary(t), "--replay", e2etest.Replay(t, e2etest.Text(nil, []string{"Done."}, "stop")), "--log-level", "debug")
+	cmd.Env = append(isolatedEnv(t), "DSH_STATE_DIR="+t.TempDir(), "DSH_TRACE="+tracePath)
+	p := startCmd(t, cmd)
+	p.send(t, initLine)
+	p.next(t)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(t.TempDir()))+`,"mcpServers":[{"type":"http","name":"search","url":"http://127.0.0.1:1/mcp?api_key=`+token+`","headers":[]}]}}`)
+	var ns struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
+		t.Fatalf("session/new: %v", err)
+	}
+	// The server's start has failed by the end of a turn (the refused
+	// connection is immediate; the turn waits for the session's servers).
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"hi"}]}}`)
+	for {
+		if l := string(p.next(t)); strings.Contains(l, `"id":3,`) || strings.HasPrefix(l, `{"id":3`) {
+			break
+		}
+	}
+	p.stdin.Close()
+	if code, _ := p.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	stderr := p.stderr.String()
+	if !strings.Contains(stderr, "did not start") {
+		t.Fatalf("the log does not name the failed server:\n%s", stderr)
+	}
+	if strings.Contains(stderr, token) {
+		t.Errorf("the log holds the URL's token:\n%s", stderr)
+	}
+	if tr, _ := os.ReadFile(tracePath); strings.Contains(string(tr), token) {
+		t.Errorf("the trace holds the URL's token:\n%s", tr)
+	}
+}

@@ -3,6 +3,7 @@ package wiretap
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -108,6 +109,24 @@ func (r *Redactor) Message(line []byte) (json.RawMessage, bool) {
 	return b.Bytes(), true
 }
 
+// Writer returns w with the text of each Write redacted as Text
+// redacts it: for a log whose handler writes each record in one Write
+// (log/slog's), so the log holds no more secrets than the trace. It
+// reports len(p) written when w took the redacted text.
+func (r *Redactor) Writer(w io.Writer) io.Writer { return redactWriter{r: r, w: w} }
+
+type redactWriter struct {
+	r *Redactor
+	w io.Writer
+}
+
+func (x redactWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(x.w, x.r.Text(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // Text returns s with the secrets of rules 1 and 4 redacted. Each
 // pattern runs only on text that holds its fixed part, so plain text
 // costs a few substring searches.
@@ -160,7 +179,8 @@ const minAssignedSecret = 6
 // redactAssignments redacts the value of each `name=value` or
 // `name: value` (the name optionally quoted, the value optionally
 // quoted) whose name looks secret: a value of minAssignedSecret or more
-// characters up to a space, quote, comma or semicolon, unless it is a
+// characters up to a space, quote, backslash (an escaped quote in a
+// log's quoted value), comma or semicolon, unless it is a
 // $reference or already redacted.
 func redactAssignments(s string) string {
 	var b strings.Builder
@@ -197,7 +217,7 @@ func redactAssignments(s string) string {
 			k++
 		}
 		v := k
-		for v < len(s) && !strings.ContainsRune(" \t\r\n\"',;", rune(s[v])) {
+		for v < len(s) && !strings.ContainsRune(" \t\r\n\"'\\,;", rune(s[v])) {
 			v++
 		}
 		val := s[k:v]
