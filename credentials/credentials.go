@@ -121,6 +121,11 @@ func (s Store) read() (*file, error) {
 	if s.Path == "" {
 		return nil, nil
 	}
+	// Not opened unless it is a regular file: opening a named pipe would
+	// wait for a writer.
+	if st, err := os.Stat(s.Path); err == nil && !st.Mode().IsRegular() {
+		return nil, &FileError{Path: s.Path, Problem: "is not a regular file"}
+	}
 	fh, err := os.Open(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
