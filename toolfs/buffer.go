@@ -31,9 +31,10 @@ const (
 	// note, and edits apply to it, written through the editor so the
 	// buffer catches up.
 	bufLagging
-	// bufConflict: both changed since the last look (at a first look: the
-	// disk changed while the session's commands ran, so either side may
-	// be the newer). The buffer is shown, with a note that the disk
+	// bufConflict: both changed since the last look, or the buffer did
+	// after a look that found it lagging (it still lacks the disk's
+	// change) (at a first look: the disk changed while the session's
+	// commands ran, so either side may be the newer). The buffer is shown, with a note that the disk
 	// changed too, and edits are refused until the file is read again.
 	bufConflict
 )
@@ -62,6 +63,11 @@ func judge(prev version, seen bool, dsum, bsum uint64, same, recentDisk bool) bu
 	case bufMoved && diskMoved:
 		return bufConflict
 	case bufMoved:
+		if prev.state == bufLagging {
+			// The buffer lacked the disk's change already: typed into,
+			// it differs in both, and saving it would undo that change.
+			return bufConflict
+		}
 		return bufUnsaved
 	case diskMoved:
 		if prev.state == bufUnsaved || prev.state == bufConflict {
@@ -109,7 +115,10 @@ func sameText(buf, disk []byte) bool {
 }
 
 // bufferNote is the one-line note a read through the editor adds for
-// state st (seen: the file had been observed before); "" for bufClean.
+// state st (seen: the file had been observed before, and the disk's
+// change that makes a conflict came after that look, not before it as
+// at a first look or a look that found the buffer lagging); "" for
+// bufClean.
 func bufferNote(st bufferState, seen bool) string {
 	switch st {
 	case bufUnsaved:

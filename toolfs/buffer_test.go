@@ -96,6 +96,31 @@ func TestEditorLaggingBuffer(t *testing.T) {
 	}
 }
 
+// TestEditorLaggingBufferTyped: after a read that found the buffer
+// lagging (the disk has a shell's change the buffer lacks), the user
+// types into that stale buffer: it now differs from the disk in the
+// shell's change and in the typing, so saving it would undo the shell's
+// change. The read shows the buffer as a conflict, and the edit waits
+// for a second read, which is told the same, instead of saving the stale
+// buffer at once as the user's unsaved work.
+func TestEditorLaggingBufferTyped(t *testing.T) {
+	e := newEnv(t)
+	fe := withEditor(e, newFakeEditor())
+	fe.lag = true
+	p := e.put("t.txt", "x=1\ny=1\n")
+	e.ok("read", map[string]any{"file_path": "t.txt"})
+	e.put("t.txt", "x=2\ny=1\n") // sed -i s/x=1/x=2/ t.txt
+	wantBody(t, e.ok("read", map[string]any{"file_path": "t.txt"}), bufferNote(bufLagging, true), "1: x=2")
+	fe.setBuffer(p, "x=1\ny=1\nz=typed\n")
+	wantBody(t, e.ok("read", map[string]any{"file_path": "t.txt"}), bufferNote(bufConflict, false), "3: z=typed")
+	e.fail("edit", map[string]any{"file_path": "t.txt", "old_string": "y=1", "new_string": "y=2"}, CodeStaleVersion,
+		`cannot edit "`+p+`": the editor's buffer and the file on disk both changed since it was read; read it again first`)
+	noWrites(t, fe.took())
+	if got := e.get("t.txt"); got != "x=2\ny=1\n" {
+		t.Errorf("disk %q, want the shell's change", got)
+	}
+}
+
 // TestEditorLaggingBufferCRLF: the issue's case with a CRLF file and an
 // editor that holds its buffers with "\n" line endings (Zed does): the
 // buffer differs from the disk only in line endings, which is no unsaved
@@ -346,7 +371,7 @@ func TestJudge(t *testing.T) {
 		{"unsaved, nothing moved", unsaved, true, a, b, false, bufUnsaved},
 		{"lagging, nothing moved", lagging, true, b, a, false, bufLagging},
 		{"lagging, disk moved again", lagging, true, c, a, false, bufLagging},
-		{"lagging, user typed", lagging, true, b, d, false, bufUnsaved},
+		{"lagging, user typed", lagging, true, b, d, false, bufConflict},
 		{"conflict re-read", version{sum: c, disk: b, buf: c, hasBuf: true, state: bufConflict}, true, b, c, false, bufUnsaved},
 	}
 	for _, tc := range cases {

@@ -221,7 +221,7 @@ func readEditor(ctx context.Context, s tools.Session, obs *observed, f file, inf
 		return nil, version{}, "", fsErr(CodeNotText, "cannot read %q: %s", f.display, p)
 	}
 	v := version{sum: sumOf(shown), disk: dsum, buf: bsum, hasBuf: true, state: st}
-	return shown, v, bufferNote(st, seen), nil
+	return shown, v, bufferNote(st, seen && prev.state != bufLagging), nil
 }
 
 // readStreamed selects the window of f from disk with bounded memory.
