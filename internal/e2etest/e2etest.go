@@ -52,10 +52,7 @@ func Text(reasoning, text []string, finish string) string {
 		s.reasoning(r)
 	}
 	for _, t := range text {
-		if t != "" {
-			s.tokens += tokens(t)
-			s.delta(`{"content":` + quote(t) + `,"reasoning_content":null}`)
-		}
+		s.text(t)
 	}
 	return s.close(finish)
 }
@@ -82,19 +79,12 @@ func ToolCallsAt(step int, calls ...[2]string) string {
 	s.reasoning("I will use a tool.")
 	for i, c := range calls {
 		name, args := c[0], c[1]
-		s.tokens += tokens(name)
-		s.delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]}`,
-			i, quote(CallID(step, i, name, args)), quote(name)))
 		half := len(args) / 2
 		for half > 0 && !utf8.RuneStart(args[half]) {
 			half--
 		}
-		for _, piece := range []string{args[:half], args[half:]} {
-			if piece != "" {
-				s.tokens += tokens(piece)
-				s.delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}`, i, quote(piece)))
-			}
-		}
+		s.call(i, CallID(step, i, name, args), name)
+		s.args(i, args[:half], args[half:])
 	}
 	return s.close("tool_calls")
 }
@@ -153,19 +143,41 @@ func (s *stream) reasoning(r string) {
 	s.delta(`{"content":null,"reasoning_content":` + quote(r) + `}`)
 }
 
+// text writes an answer piece; an empty one is left out.
+func (s *stream) text(t string) {
+	if t == "" {
+		return
+	}
+	s.tokens += tokens(t)
+	s.delta(`{"content":` + quote(t) + `,"reasoning_content":null}`)
+}
+
+// call writes the first fragment of the tool call at index (from 0): its
+// id, type and name, with empty arguments.
+func (s *stream) call(index int, id, name string) {
+	s.tokens += tokens(name)
+	s.delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]}`,
+		index, quote(id), quote(name)))
+}
+
+// args writes pieces of the arguments of the tool call at index, one
+// chunk each; empty pieces are left out.
+func (s *stream) args(index int, pieces ...string) {
+	for _, p := range pieces {
+		if p != "" {
+			s.tokens += tokens(p)
+			s.delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}`, index, quote(p)))
+		}
+	}
+}
+
 // close writes the closing chunk, with the usage, and `data: [DONE]`.
 // The token counts are made up from the lengths of the pieces: prompt =
 // cache hit (256, a multiple of 64 as DeepSeek's cache counts) + miss;
 // completion = reasoning + answer.
 func (s *stream) close(finish string) string {
 	const hit, miss = 256, 31
-	completion := s.reason + max(s.tokens, 1)
-	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d},`+
-		`"completion_tokens_details":{"reasoning_tokens":%d},"prompt_cache_hit_tokens":%d,"prompt_cache_miss_tokens":%d}`,
-		hit+miss, completion, hit+miss+completion, hit, s.reason, hit, miss)
-	s.chunk(`{"content":"","reasoning_content":null}`, quote(finish), usage)
-	s.b.WriteString("data: [DONE]\n\n")
-	return s.b.String()
+	return s.closeWith(finish, LiveUsage{Prompt: hit + miss, Completion: s.reason + max(s.tokens, 1), CacheHit: hit, Reasoning: s.reason})
 }
 
 // Usage is the usage block of a response this package wrote, in tokens:
@@ -355,7 +367,9 @@ type LiveUsage struct {
 	Prompt, Completion, CacheHit, Reasoning int
 }
 
-// closeWith writes the closing chunk with the usage u, and `data: [DONE]`.
+// closeWith writes the closing chunk with the usage u, and `data: [DONE]`,
+// and returns what the stream holds: the usage, with the cache fields, is
+// on the closing chunk only.
 func (s *stream) closeWith(finish string, u LiveUsage) string {
 	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d},`+
 		`"completion_tokens_details":{"reasoning_tokens":%d},"prompt_cache_hit_tokens":%d,"prompt_cache_miss_tokens":%d}`,
@@ -377,9 +391,7 @@ func LiveText(reasoning, text []string, u LiveUsage) string {
 		s.reasoning(r)
 	}
 	for _, t := range text {
-		if t != "" {
-			s.delta(`{"content":` + quote(t) + `,"reasoning_content":null}`)
-		}
+		s.text(t)
 	}
 	return s.closeWith("stop", u)
 }
@@ -400,14 +412,13 @@ func LiveToolCall(reasoning []string, step int, name, args string, u LiveUsage) 
 	for _, r := range reasoning {
 		s.reasoning(r)
 	}
-	s.delta(fmt.Sprintf(`{"tool_calls":[{"index":0,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]}`,
-		quote(CallID(step, 0, name, args)), quote(name)))
+	s.call(0, CallID(step, 0, name, args), name)
 	for len(args) > 0 {
 		k := min(8, len(args))
 		for k < len(args) && !utf8.RuneStart(args[k]) {
 			k++
 		}
-		s.delta(`{"tool_calls":[{"index":0,"function":{"arguments":` + quote(args[:k]) + `}}]}`)
+		s.args(0, args[:k])
 		args = args[k:]
 	}
 	return s.closeWith("tool_calls", u)
