@@ -21,12 +21,12 @@ import (
 // are DeepSeek's format with the arguments in many small pieces (one
 // character each where the timing matters).
 
-// streamPart is a piece of a model answer: its events are written and
-// flushed once wait (when set) holds.
+// streamPart is a piece of a model answer: its events (a HeldStream's
+// part) are written and flushed once wait (when set) holds.
 type streamPart struct {
 	wait   func() bool
 	what   string // what wait waits for, for the failure message
-	events []string
+	events string
 }
 
 // gatedModel answers request n with answers[n-1], part by part: a part
@@ -61,9 +61,7 @@ func gatedModel(t *testing.T, answers ...[]streamPart) *fakeModel {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
-			for _, e := range p.events {
-				fmt.Fprint(w, e)
-			}
+			fmt.Fprint(w, p.events)
 			f.Flush()
 		}
 	})
@@ -104,13 +102,6 @@ func cardsOf(us []acp.Update, id string) []acp.ToolCallUpdate {
 	return out
 }
 
-func reasoningEvents() []string {
-	return []string{
-		e2etest.Event(map[string]any{"role": "assistant", "content": nil, "reasoning_content": ""}, nil, nil),
-		e2etest.Event(map[string]any{"content": nil, "reasoning_content": "Writing it."}, nil, nil),
-	}
-}
-
 func locPaths(ls []acp.ToolCallLocation) []string {
 	var out []string
 	for _, l := range ls {
@@ -131,31 +122,38 @@ func TestCardsAnnouncedEarly(t *testing.T) {
 	content := strings.Repeat("a line of the large file\n", 512<<10/25)
 	contentJSON, _ := json.Marshal(content)
 	head := `{"file_path": "out/big_file.txt", "content": `
+	m := e2etest.NewHeldStream(0)
+	start := m.Reasoning("Writing it.") + m.Call("write", head, 0)
+	rest := m.Args(string(contentJSON)+"}", 4096)
+	read := m.Call("read", `{"file_path": "__tests__/a_b_.js", "limit": 5}`, 0)
+	bash := m.Call("bash", `{"command": "pwd", "workdir": "sub", "description": "Where"}`, 3)
+	end := m.Done("tool_calls")
+	writeID, readID, bashID := m.CallID(0), m.CallID(1), m.CallID(2)
 	var h *harness
 	var cwd string
 	writeSeen := func() bool {
-		c, ok := h.announced("call_w")
+		c, ok := h.announced(writeID)
 		return ok && c.Kind == acp.ToolKind("edit") && c.Title == "Write out/big_file.txt" &&
 			reflect.DeepEqual(locPaths(c.Locations), []string{filepath.Join(cwd, "out/big_file.txt")})
 	}
 	readSeen := func() bool {
-		c, ok := h.announced("call_r")
+		c, ok := h.announced(readID)
 		return ok && c.Kind == acp.ToolKind("read") && c.Title == "Read `__tests__/a_b_.js`" &&
 			reflect.DeepEqual(locPaths(c.Locations), []string{filepath.Join(cwd, "__tests__/a_b_.js")})
 	}
 	bashSeen := func() bool {
-		c, ok := h.announced("call_b")
+		c, ok := h.announced(bashID)
 		return ok && c.Kind == acp.ToolKind("execute") && c.Meta != nil && c.Meta.TerminalInfo != nil &&
 			c.Meta.TerminalInfo.Cwd == filepath.Join(cwd, "sub") && len(c.Content) == 2 && c.Content[1].ToolCallContentType() == acp.TerminalItem
 	}
 	answer := []streamPart{
-		{events: append(reasoningEvents(), e2etest.CallEvents(0, "call_w", "write", head, 0)...)},
+		{events: start},
 		// The content streams only once the card names the file.
-		{wait: writeSeen, what: "the write card", events: e2etest.ArgEvents(0, string(contentJSON)+"}", 4096)},
-		{events: e2etest.CallEvents(1, "call_r", "read", `{"file_path": "__tests__/a_b_.js", "limit": 5}`, 0)},
-		{wait: readSeen, what: "the read card", events: e2etest.CallEvents(2, "call_b", "bash", `{"command": "pwd", "workdir": "sub", "description": "Where"}`, 3)},
+		{wait: writeSeen, what: "the write card", events: rest},
+		{events: read},
+		{wait: readSeen, what: "the read card", events: bash},
 		// The answer ends only once the bash card is there.
-		{wait: bashSeen, what: "the bash card", events: []string{e2etest.Done("tool_calls")}},
+		{wait: bashSeen, what: "the bash card", events: end},
 	}
 	fake := gatedModel(t, answer)
 	h = newHarness(t, harnessOpts{model: fake.client("k")})
@@ -186,10 +184,10 @@ func TestCardsAnnouncedEarly(t *testing.T) {
 			t.Errorf("%s starts %s, want pending", c.ToolCallID, c.Status)
 		}
 	}
-	if !reflect.DeepEqual(order, []string{"call_w", "call_r", "call_b"}) {
-		t.Errorf("cards in the order %v", order)
+	if !reflect.DeepEqual(order, []string{writeID, readID, bashID}) {
+		t.Errorf("cards in the order %v, want %v", order, []string{writeID, readID, bashID})
 	}
-	if w, _ := h.announced("call_w"); w.RawInput != nil || len(w.Content) != 0 {
+	if w, _ := h.announced(writeID); w.RawInput != nil || len(w.Content) != 0 {
 		t.Errorf("the early write card shows arguments it does not have yet: %+v", w)
 	}
 	if got, err := os.ReadFile(filepath.Join(cwd, "out/big_file.txt")); err != nil || string(got) != content {
@@ -214,10 +212,11 @@ func TestOverwriteShowsOldText(t *testing.T) {
 			t.Parallel()
 			var steps []string
 			if c.exists {
-				steps = append(steps, strings.ReplaceAll(e2etest.ToolCallsChunked(0, [2]string{"read", `{"file_path":"notes.txt"}`}), "call_00_0", "call_r"))
+				steps = append(steps, e2etest.ToolCallsChunked(0, 0, [2]string{"read", `{"file_path":"notes.txt"}`}))
 			}
-			steps = append(steps, strings.ReplaceAll(e2etest.ToolCallsChunked(2, [2]string{"write", `{"file_path":"notes.txt","content":"new one\nnew two\n"}`}), "call_00_0", "call_w"),
-				e2etest.Text(nil, []string{"Done."}, "stop"))
+			write := [2]string{"write", `{"file_path":"notes.txt","content":"new one\nnew two\n"}`}
+			writeID := e2etest.CallID(len(steps), 0, write[0], write[1])
+			steps = append(steps, e2etest.ToolCallsChunked(len(steps), 2, write), e2etest.Text(nil, []string{"Done."}, "stop"))
 			h := newHarness(t, harnessOpts{replay: e2etest.Replay(t, steps...), mode: c.mode})
 			path := filepath.Join(h.cwd, "notes.txt")
 			old := "old one\nold two\n"
@@ -232,7 +231,7 @@ func TestOverwriteShowsOldText(t *testing.T) {
 			pc := &permissionClient{outcome: "allow-once"}
 			h.client.OnRequest = func(method string, params json.RawMessage) (any, error) {
 				mu.Lock()
-				atAsk = cardsOf(h.sessionUpdates(), "call_w")
+				atAsk = cardsOf(h.sessionUpdates(), writeID)
 				mu.Unlock()
 				return pc.handle(method, params)
 			}
@@ -242,7 +241,7 @@ func TestOverwriteShowsOldText(t *testing.T) {
 			}
 			us := h.sessionUpdates()
 			checkToolCallsEnd(t, us)
-			cards := cardsOf(us, "call_w")
+			cards := cardsOf(us, writeID)
 			// The first diff the card shows, and where in its updates.
 			first, at, running := (*acp.Diff)(nil), -1, -1
 			for i, u := range cards {
@@ -303,9 +302,11 @@ func TestLocationPerChange(t *testing.T) {
 			fmt.Fprintf(&b, "line %d\n", i)
 		}
 	}
+	edit := [2]string{"edit", `{"file_path":"conf.txt","old_string":"OLD","new_string":"NEW","replace_all":true}`}
+	editID := e2etest.CallID(1, 0, edit[0], edit[1])
 	rec := e2etest.Replay(t,
-		strings.ReplaceAll(e2etest.ToolCallsChunked(0, [2]string{"read", `{"file_path":"conf.txt"}`}), "call_00_0", "call_r"),
-		strings.ReplaceAll(e2etest.ToolCallsChunked(3, [2]string{"edit", `{"file_path":"conf.txt","old_string":"OLD","new_string":"NEW","replace_all":true}`}), "call_00_0", "call_e"),
+		e2etest.ToolCallsChunked(0, 0, [2]string{"read", `{"file_path":"conf.txt"}`}),
+		e2etest.ToolCallsChunked(1, 3, edit),
 		e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	if err := os.WriteFile(filepath.Join(h.cwd, "conf.txt"), []byte(b.String()), 0o644); err != nil {
@@ -318,7 +319,7 @@ func TestLocationPerChange(t *testing.T) {
 	us := h.sessionUpdates()
 	path := filepath.Join(h.cwd, "conf.txt")
 	var withDiffs int
-	for _, u := range cardsOf(us, "call_e") {
+	for _, u := range cardsOf(us, editID) {
 		var diffs int
 		for _, item := range u.Content {
 			if _, ok := item.(acp.Diff); ok {
@@ -348,7 +349,7 @@ func TestLocationPerChange(t *testing.T) {
 	if withDiffs != 3 {
 		t.Errorf("%d updates with diffs, want the call card, the preview and the result", withDiffs)
 	}
-	if cards := cardsOf(us, "call_e"); cards[len(cards)-1].Status != acp.StatusCompleted {
+	if cards := cardsOf(us, editID); cards[len(cards)-1].Status != acp.StatusCompleted {
 		t.Errorf("final %+v", cards[len(cards)-1])
 	}
 }
@@ -363,25 +364,29 @@ func TestCancelShowsEveryCall(t *testing.T) {
 	t.Parallel()
 	t.Run("after the answer", func(t *testing.T) {
 		t.Parallel()
-		rec := e2etest.Replay(t, e2etest.ToolCallsChunked(0,
-			[2]string{"bash", `{"command":"echo started; sleep 30","description":"Wait"}`},
-			[2]string{"write", `{"file_path":"never.txt","content":"x"}`},
-			[2]string{"read", `{"file_path":"my_notes.md"}`}))
+		calls := [][2]string{
+			{"bash", `{"command":"echo started; sleep 30","description":"Wait"}`},
+			{"write", `{"file_path":"never.txt","content":"x"}`},
+			{"read", `{"file_path":"my_notes.md"}`},
+		}
+		rec := e2etest.Replay(t, e2etest.ToolCallsChunked(0, 0, calls...))
+		id := func(i int) string { return e2etest.CallID(0, i, calls[i][0], calls[i][1]) }
 		checkCancelReplay(t, rec, nil, func(h *harness) bool { return strings.Contains(liveOutput(h.sessionUpdates()), "started") },
-			[][2]string{{"call_00_0", "echo started; sleep 30"}, {"call_00_1", "Write never.txt"}, {"call_00_2", "Read `my_notes.md`"}})
+			[][2]string{{id(0), "echo started; sleep 30"}, {id(1), "Write never.txt"}, {id(2), "Read `my_notes.md`"}})
 	})
 	t.Run("mid-stream", func(t *testing.T) {
 		t.Parallel()
+		m := e2etest.NewHeldStream(0)
 		answer := []streamPart{
-			{events: append(append(reasoningEvents(), e2etest.CallEvents(0, "call_a", "read", `{"file_path":"a.txt"}`, 0)...),
-				e2etest.CallEvents(1, "call_b", "write", `{"file_path":"half_done.txt","content":"the model was still wri`, 1)...)},
+			{events: m.Reasoning("Writing it.") + m.Call("read", `{"file_path":"a.txt"}`, 0) +
+				m.Call("write", `{"file_path":"half_done.txt","content":"the model was still wri`, 1)},
 			{what: "cancel"},
 		}
 		fake := gatedModel(t, answer)
 		checkCancelReplay(t, "", fake, func(h *harness) bool {
-			_, ok := h.announced("call_b")
+			_, ok := h.announced(m.CallID(1))
 			return ok
-		}, [][2]string{{"call_a", "Read a.txt"}, {"call_b", "Write half_done.txt"}})
+		}, [][2]string{{m.CallID(0), "Read a.txt"}, {m.CallID(1), "Write half_done.txt"}})
 	})
 }
 
@@ -450,11 +455,10 @@ func checkCancelReplay(t *testing.T, rec string, fake *fakeModel, ready func(*ha
 // shows execute titles verbatim).
 func TestTitlesMarkdownSafe(t *testing.T) {
 	t.Parallel()
-	rec := e2etest.Replay(t,
-		strings.ReplaceAll(e2etest.ToolCallsChunked(0, [2]string{"read", `{"file_path":"__tests__/a_b_.js"}`}), "call_00_0", "call_r"),
-		strings.ReplaceAll(e2etest.ToolCallsChunked(0, [2]string{"edit", `{"file_path":"__tests__/a_b_.js","old_string":"a","new_string":"b"}`},
-			[2]string{"bash", `{"command":"ls *_test_*","description":"List"}`}), "call_00_", "call_x"),
-		e2etest.Text(nil, []string{"Done."}, "stop"))
+	read := [2]string{"read", `{"file_path":"__tests__/a_b_.js"}`}
+	edit := [2]string{"edit", `{"file_path":"__tests__/a_b_.js","old_string":"a","new_string":"b"}`}
+	bash := [2]string{"bash", `{"command":"ls *_test_*","description":"List"}`}
+	rec := e2etest.Replay(t, e2etest.ToolCallsChunked(0, 0, read), e2etest.ToolCallsChunked(1, 0, edit, bash), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})
 	if err := os.Mkdir(filepath.Join(h.cwd, "__tests__"), 0o755); err != nil {
 		t.Fatal(err)
@@ -467,7 +471,11 @@ func TestTitlesMarkdownSafe(t *testing.T) {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
 	us := h.sessionUpdates()
-	want := map[string]string{"call_r": "Read `__tests__/a_b_.js`", "call_x0": "Edit __tests__/a_b_.js", "call_x1": "ls *_test_*"}
+	want := map[string]string{
+		e2etest.CallID(0, 0, read[0], read[1]): "Read `__tests__/a_b_.js`",
+		e2etest.CallID(1, 0, edit[0], edit[1]): "Edit __tests__/a_b_.js",
+		e2etest.CallID(1, 1, bash[0], bash[1]): "ls *_test_*",
+	}
 	for id, title := range want {
 		cards := cardsOf(us, id)
 		if len(cards) == 0 {

@@ -162,8 +162,8 @@ func (s *stream) call(index int, id, name string) {
 
 // args writes pieces of the arguments of the tool call at index, one
 // chunk each; empty pieces are left out.
-func (s *stream) args(index int, pieces ...string) {
-	for _, p := range pieces {
+func (s *stream) args(index int, parts ...string) {
+	for _, p := range parts {
 		if p != "" {
 			s.tokens += tokens(p)
 			s.delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}`, index, quote(p)))
@@ -279,58 +279,35 @@ func ProcessesWith(marker string) []string {
 	return out
 }
 
-// Event is one `data: {...}` event of a chat.completion.chunk with the
-// fields live DeepSeek streams carry (id, object, created, model,
-// system_fingerprint, one choice with logprobs null, usage null; usage
-// set when non-nil), the delta and finish reason given.
-func Event(delta map[string]any, finish any, usage map[string]any) string {
-	var u any
-	if usage != nil {
-		u = usage
+// ToolCallsChunked is ToolCallsAt with the arguments of each call in
+// pieces of size bytes, cut at character boundaries, so that pieces break
+// inside keys, strings and numbers, the way DeepSeek streams them token by
+// token (size <= 0: one character each). The ids are CallID(step, i,
+// name, arguments), the same as ToolCallsAt gives.
+func ToolCallsChunked(step, size int, calls ...[2]string) string {
+	key := []string{"tool_calls chunked", fmt.Sprint(step, size)}
+	for _, c := range calls {
+		key = append(key, c[0], c[1])
 	}
-	data, _ := json.Marshal(map[string]any{"id": "8a1c0f52-5b0e-4d1c-9b7e-3f2d6c0e9a11", "object": "chat.completion.chunk",
-		"created": 1764590629, "model": "deepseek-chat", "system_fingerprint": "fp_dshacp_e2etest",
-		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}, "usage": u})
-	return "data: " + string(data) + "\n\n"
-}
-
-// Done is the end of a stream: the final chunk with finish_reason
-// finish and the usage, then `data: [DONE]`.
-func Done(finish string) string {
-	return Event(map[string]any{"content": "", "reasoning_content": nil}, finish,
-		map[string]any{"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160}) + "data: [DONE]\n\n"
-}
-
-// CallEvents are the events of one tool call as DeepSeek streams it: the
-// first fragment with the wire index, id and name and empty arguments,
-// then the arguments in pieces of size bytes (cut at character
-// boundaries, so pieces break inside keys, strings and numbers; size <= 0
-// means one piece per character, as small as a token).
-func CallEvents(index int, id, name, args string, size int) []string {
-	out := []string{Event(map[string]any{"tool_calls": []any{map[string]any{"index": index, "id": id, "type": "function",
-		"function": map[string]any{"name": name, "arguments": ""}}}}, nil, nil)}
-	return append(out, ArgEvents(index, args, size)...)
-}
-
-// ArgEvents are the events that stream more arguments of the call at
-// index, in pieces of size bytes (see CallEvents).
-func ArgEvents(index int, args string, size int) []string {
-	var out []string
-	for _, piece := range Pieces(args, size) {
-		out = append(out, Event(map[string]any{"tool_calls": []any{map[string]any{"index": index,
-			"function": map[string]any{"arguments": piece}}}}, nil, nil))
+	s := newStream(key)
+	s.open()
+	s.reasoning("I will use a tool.")
+	for i, c := range calls {
+		s.call(i, CallID(step, i, c[0], c[1]), c[0])
+		s.args(i, pieces(c[1], size)...)
 	}
-	return out
+	return s.close("tool_calls")
 }
 
-// Pieces cuts s into pieces of at most size bytes at character
-// boundaries (size <= 0: one character each).
-func Pieces(s string, size int) []string {
+// pieces cuts s into pieces of at most size bytes at character
+// boundaries (size <= 0: one character each; a character longer than
+// size is a piece of its own).
+func pieces(s string, size int) []string {
 	var out []string
 	for len(s) > 0 {
 		n := 0
-		for _, r := range s {
-			w := len(string(r))
+		for n < len(s) {
+			_, w := utf8.DecodeRuneInString(s[n:])
 			if n > 0 && (size <= 0 || n+w > size) {
 				break
 			}
@@ -342,20 +319,131 @@ func Pieces(s string, size int) []string {
 	return out
 }
 
-// ToolCallsChunked is ToolCalls with the arguments in pieces of size
-// bytes (see CallEvents), the way DeepSeek streams them token by token;
-// the ids are call_00_0, call_00_1, ...
-func ToolCallsChunked(size int, calls ...[2]string) string {
-	var b strings.Builder
-	b.WriteString(Event(map[string]any{"role": "assistant", "content": nil, "reasoning_content": ""}, nil, nil))
-	b.WriteString(Event(map[string]any{"content": nil, "reasoning_content": "I will use a tool."}, nil, nil))
-	for i, c := range calls {
-		for _, e := range CallEvents(i, fmt.Sprintf("call_00_%d", i), c[0], c[1], size) {
-			b.WriteString(e)
-		}
+// HeldStream is one response in DeepSeek's exact stream format that a
+// test writes out part by part, holding the stream between parts (a fake
+// model that sends the rest of a call only once its card is shown, or
+// never ends until the request is cancelled). Each method returns the
+// `data: {...}` events it adds, to be written and flushed as they are;
+// all of them together are a stream of the shape Text and ToolCallsAt
+// write: the same chunk id, created, model and fingerprint throughout,
+// the opening role chunk before the first piece, reasoning before the
+// answer (the piece "I will use a tool." or "The answer is ready." when
+// the answer begins without any), tool calls in turn from index 0 with
+// ids CallID(step, index, name, arguments given to Call), and the usage,
+// with the cache fields, on the closing chunk only (Done). The chunk id
+// is derived from step alone, so two held streams of one step share it
+// (nothing reads it). A method that would leave that shape (reasoning
+// after the answer began, text after a call, arguments before a call,
+// anything after Done, a finish reason that contradicts the answer)
+// panics: it is a mistake in the test.
+type HeldStream struct {
+	s        *stream
+	step     int
+	opened   bool     // the opening role chunk is written
+	answered bool     // the answer (text or a call) began
+	ids      []string // the calls opened, by index
+	done     bool
+}
+
+// NewHeldStream starts the step-th response (from 0) of a test's model;
+// nothing is written until the first method.
+func NewHeldStream(step int) *HeldStream {
+	return &HeldStream{s: newStream([]string{"held", fmt.Sprint(step)}), step: step}
+}
+
+// Reasoning returns the events of the reasoning pieces given, one chunk
+// each (empty pieces left out), after the opening chunk when they are the
+// stream's first events.
+func (h *HeldStream) Reasoning(parts ...string) string {
+	h.check(!h.answered, "reasoning after the answer began")
+	h.open()
+	for _, p := range parts {
+		h.s.reasoning(p)
 	}
-	b.WriteString(Done("tool_calls"))
-	return b.String()
+	return h.take()
+}
+
+// Text returns the events of the answer's text pieces, one chunk each
+// (empty pieces left out).
+func (h *HeldStream) Text(parts ...string) string {
+	h.check(len(h.ids) == 0, "text after a tool call")
+	h.answer(defaultReasoning)
+	for _, p := range parts {
+		h.s.text(p)
+	}
+	return h.take()
+}
+
+// Call returns the events that open the next tool call (index 0, 1, ...
+// in turn): the first fragment with its index, id CallID(step, index,
+// name, args), type and name with empty arguments, then args in pieces
+// of size bytes cut at character boundaries (size <= 0: one character
+// each). Args streams more of its arguments.
+func (h *HeldStream) Call(name, args string, size int) string {
+	h.answer("I will use a tool.")
+	i := len(h.ids)
+	h.ids = append(h.ids, CallID(h.step, i, name, args))
+	h.s.call(i, h.ids[i], name)
+	h.s.args(i, pieces(args, size)...)
+	return h.take()
+}
+
+// Args returns the events of more arguments of the last call opened, in
+// pieces of size bytes (see Call).
+func (h *HeldStream) Args(args string, size int) string {
+	h.check(len(h.ids) > 0, "arguments before a tool call")
+	h.s.args(len(h.ids)-1, pieces(args, size)...)
+	return h.take()
+}
+
+// Done returns the closing chunk, with finish_reason finish ("tool_calls"
+// after a call, else "stop", "length", ...) and the usage (made up from
+// the lengths of the pieces, as Text's), then `data: [DONE]`.
+func (h *HeldStream) Done(finish string) string {
+	h.check(h.answered, "the stream ends before its answer")
+	h.check((finish == "tool_calls") == (len(h.ids) > 0), "finish_reason "+finish+" contradicts the answer")
+	h.done = true
+	return h.s.close(finish)
+}
+
+// CallID is the id of the index-th call (from 0) Call opened; it panics
+// when there is none.
+func (h *HeldStream) CallID(index int) string { return h.ids[index] }
+
+// check panics with what when ok does not hold, and after Done whatever
+// ok is.
+func (h *HeldStream) check(ok bool, what string) {
+	if h.done {
+		ok, what = false, "events after Done"
+	}
+	if !ok {
+		panic("e2etest.HeldStream: " + what + " (not DeepSeek's stream shape)")
+	}
+}
+
+func (h *HeldStream) open() {
+	if !h.opened {
+		h.s.open()
+		h.opened = true
+	}
+}
+
+// answer begins the answer, with the reasoning piece def if the stream
+// has none yet.
+func (h *HeldStream) answer(def string) {
+	h.check(true, "")
+	h.open()
+	if h.s.reason == 0 {
+		h.s.reasoning(def)
+	}
+	h.answered = true
+}
+
+// take returns the events written since the last take.
+func (h *HeldStream) take() string {
+	out := h.s.b.String()
+	h.s.b.Reset()
+	return out
 }
 
 // LiveUsage is a usage block a test chooses (LiveText, LiveToolCall),

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -91,31 +92,105 @@ func TestProcessesWith(t *testing.T) {
 
 // TestChunkedStream: a stream whose arguments arrive in many small pieces
 // (one character each for the first call, cut inside keys, strings and a
-// multi-byte character) assembles to the same calls, and the pieces are
-// as small as asked.
+// multi-byte character) assembles to the same calls, with ToolCallsAt's
+// ids, and the pieces are as small as asked.
 func TestChunkedStream(t *testing.T) {
 	args := `{"file_path":"日本/a_b.txt","content":"x\ny"}`
-	if p := Pieces(args, 0); len(p) != len([]rune(args)) {
+	if p := pieces(args, 0); len(p) != len([]rune(args)) {
 		t.Errorf("%d one-character pieces for %d characters", len(p), len([]rune(args)))
 	}
-	for _, p := range Pieces(args, 4) {
-		if len(p) > 4 && len([]rune(p)) != 1 {
-			t.Errorf("piece %q over 4 bytes", p)
+	for _, size := range []int{1, 2, 4} {
+		p := pieces(args, size)
+		for _, piece := range p {
+			if len(piece) > size && len([]rune(piece)) != 1 {
+				t.Errorf("piece %q over %d bytes", piece, size)
+			}
+		}
+		if strings.Join(p, "") != args {
+			t.Errorf("pieces of %d bytes join to %q", size, strings.Join(p, ""))
 		}
 	}
-	dir := Replay(t, ToolCallsChunked(0, [2]string{"write", args}, [2]string{"bash", `{"command":"ls"}`}))
-	var pieces int
-	resp, err := llm.NewReplay(dir).Stream(context.Background(), llm.Request{}, func(d llm.Delta) {
+	if p := pieces("a\xffb", 1); !reflect.DeepEqual(p, []string{"a", "\xff", "b"}) {
+		t.Errorf("pieces of an invalid byte = %q, want it a piece of its own", p)
+	}
+	write, bash := [2]string{"write", args}, [2]string{"bash", `{"command":"ls"}`}
+	dir := Replay(t, ToolCallsChunked(0, 0, write, bash), ToolCallsChunked(1, 3, write))
+	r := llm.NewReplay(dir)
+	var deltas int
+	resp, err := r.Stream(context.Background(), llm.Request{}, func(d llm.Delta) {
 		if d.Kind == llm.DeltaToolArgs {
-			pieces++
+			deltas++
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []llm.ToolCall{{ID: "call_00_0", Name: "write", Arguments: args}, {ID: "call_00_1", Name: "bash", Arguments: `{"command":"ls"}`}}
-	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.FinishReason != "tool_calls" || resp.Usage == nil || pieces != len([]rune(args))+len(`{"command":"ls"}`) {
-		t.Errorf("response %+v, %d pieces", resp, pieces)
+	want := []llm.ToolCall{{ID: CallID(0, 0, write[0], write[1]), Name: "write", Arguments: args}, {ID: CallID(0, 1, bash[0], bash[1]), Name: "bash", Arguments: bash[1]}}
+	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.FinishReason != "tool_calls" || resp.Usage == nil || deltas != len([]rune(args))+len(bash[1]) {
+		t.Errorf("response %+v, %d argument deltas", resp, deltas)
+	}
+	later, err := r.Stream(context.Background(), llm.Request{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(later.ToolCalls) != 1 || later.ToolCalls[0].ID != CallID(1, 0, write[0], write[1]) || later.ToolCalls[0].Arguments != args {
+		t.Errorf("the same call in step 1 = %+v, want its own id", later.ToolCalls)
+	}
+}
+
+// TestHeldStream: the parts of a held stream, written one after another,
+// replay as one response (default reasoning when the answer begins
+// without any, arguments continued by Args, ids by CallID); a text
+// answer likewise; each misuse that would leave DeepSeek's shape panics.
+func TestHeldStream(t *testing.T) {
+	m := NewHeldStream(2)
+	first := m.Call("write", `{"file_path":"a.txt",`, 0)
+	if !strings.HasPrefix(first, "data: ") || !strings.HasSuffix(first, "\n\n") || strings.Contains(first, "[DONE]") {
+		t.Errorf("first part %q", first)
+	}
+	calls := first + m.Args(`"content":"<b> & c"}`, 5) + m.Call("bash", `{"command":"ls"}`, 3) + m.Done("tool_calls")
+	n := NewHeldStream(0)
+	text := n.Reasoning("Let me", " see.") + n.Text("Hel", "lo.") + n.Done("stop")
+	r := llm.NewReplay(Replay(t, calls, text))
+	resp, err := r.Stream(context.Background(), llm.Request{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.ToolCall{
+		{ID: CallID(2, 0, "write", `{"file_path":"a.txt",`), Name: "write", Arguments: `{"file_path":"a.txt","content":"<b> & c"}`},
+		{ID: CallID(2, 1, "bash", `{"command":"ls"}`), Name: "bash", Arguments: `{"command":"ls"}`},
+	}
+	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.Reasoning != "I will use a tool." || resp.FinishReason != "tool_calls" || resp.Usage == nil {
+		t.Errorf("held tool calls = %+v", resp)
+	}
+	if m.CallID(0) != want[0].ID || m.CallID(1) != want[1].ID {
+		t.Errorf("CallID = %q, %q", m.CallID(0), m.CallID(1))
+	}
+	resp, err = r.Stream(context.Background(), llm.Request{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Reasoning != "Let me see." || resp.Text != "Hello." || resp.FinishReason != "stop" || resp.Usage == nil || resp.Usage.CacheHitTokens != 256 {
+		t.Errorf("held text = %+v", resp)
+	}
+	misuses := map[string]func(h *HeldStream){
+		"reasoning after text":   func(h *HeldStream) { h.Text("a"); h.Reasoning("b") },
+		"text after a call":      func(h *HeldStream) { h.Call("read", "{}", 0); h.Text("a") },
+		"arguments before calls": func(h *HeldStream) { h.Args("{}", 0) },
+		"stop after a call":      func(h *HeldStream) { h.Call("read", "{}", 0); h.Done("stop") },
+		"tool_calls after text":  func(h *HeldStream) { h.Text("a"); h.Done("tool_calls") },
+		"done without answer":    func(h *HeldStream) { h.Reasoning("a"); h.Done("stop") },
+		"events after Done":      func(h *HeldStream) { h.Text("a"); h.Done("stop"); h.Text("b") },
+	}
+	for name, f := range misuses {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f(NewHeldStream(0))
+		}()
 	}
 }
 
