@@ -373,12 +373,13 @@ func TestReplayExhausted(t *testing.T) {
 	}
 }
 
-// stallingModel answers with headers and one reasoning chunk, then holds
-// the stream open until the request is cancelled.
+// stallingModel answers with headers, the opening chunk and one
+// reasoning chunk ("hmm"), then holds the stream open until the request
+// is cancelled.
 func stallingModel(t *testing.T) *fakeModel {
 	return newFakeModel(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(`data: {"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}` + "\n\n"))
+		_, _ = w.Write([]byte(e2etest.NewHeldStream(0).Reasoning("hmm")))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
