@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -255,35 +258,161 @@ func checkClosing(finish *string, u *liveUsage, call bool) error {
 // TestBuilderShape: the streams internal/e2etest builds for the server
 // and process tests pass the same check as the recordings: text answers
 // (with and without given reasoning, every finish reason the tests use),
-// one tool call and several in one message, arguments with characters
-// HTML escaping would change and multi-byte text.
+// one tool call and several in one message, arguments in pieces as small
+// as one character, held streams written part by part, arguments with
+// characters HTML escaping would change and multi-byte text. Every
+// exported function or method of e2etest that returns a string or
+// []string must be one of the builders checked here or be named, with
+// what it returns, among those that are no stream: a new builder fails
+// this test until its streams are checked.
 func TestBuilderShape(t *testing.T) {
-	bodies := map[string]string{
-		"text":               e2etest.Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"),
-		"text, no reasoning": e2etest.Text(nil, []string{"Done."}, "stop"),
-		"text, empty piece":  e2etest.Text([]string{""}, []string{"", "a"}, "stop"),
-		"length":             e2etest.Text(nil, []string{"cut"}, "length"),
-		"overloaded":         e2etest.Text(nil, []string{"x"}, "insufficient_system_resource"),
-		"one call":           e2etest.ToolCalls([2]string{"read", `{"file_path":"a.txt"}`}),
-		"two calls":          e2etest.ToolCalls([2]string{"bash", `{"command":"grep -c X a && echo <ok>"}`}, [2]string{"todo_write", `{"todos":[]}`}),
-		"later step":         e2etest.ToolCallsAt(3, [2]string{"edit", `{"old_string":"日本","new_string":"x"}`}),
-		"live text":          e2etest.LiveText([]string{"Sum", "ming."}, []string{"## Summary\n", "- <a> & b"}, e2etest.LiveUsage{Prompt: 104000, Completion: 600, CacheHit: 103936, Reasoning: 90}),
-		"live tool call":     e2etest.LiveToolCall(nil, 2, "read", `{"file_path":"日本/a.txt"}`, e2etest.LiveUsage{Prompt: 2100, Completion: 80, CacheHit: 1984, Reasoning: 20}),
+	usage := e2etest.LiveUsage{Prompt: 104000, Completion: 600, CacheHit: 103936, Reasoning: 90}
+	held := e2etest.NewHeldStream(1)
+	heldCalls := held.Reasoning("Writing", " it.") + held.Call("write", `{"file_path":"日本/a.txt",`, 0) +
+		held.Args(`"content":"<b> & c"}`, 5) + held.Call("bash", `{"command":"a && b"}`, 3) + held.Done("tool_calls")
+	heldText := e2etest.NewHeldStream(0)
+	cut := e2etest.CutStream("Half a sum")
+	cases := []struct {
+		name, body string
+		uses       []string // the builders that wrote body
+	}{
+		{"text", e2etest.Text([]string{"Think", "ing."}, []string{"PO", "NG"}, "stop"), []string{"Text"}},
+		{"text, no reasoning", e2etest.Text(nil, []string{"Done."}, "stop"), []string{"Text"}},
+		{"text, empty piece", e2etest.Text([]string{""}, []string{"", "a"}, "stop"), []string{"Text"}},
+		{"length", e2etest.Text(nil, []string{"cut"}, "length"), []string{"Text"}},
+		{"overloaded", e2etest.Text(nil, []string{"x"}, "insufficient_system_resource"), []string{"Text"}},
+		{"one call", e2etest.ToolCalls([2]string{"read", `{"file_path":"a.txt"}`}), []string{"ToolCalls"}},
+		{"two calls", e2etest.ToolCalls([2]string{"bash", `{"command":"grep -c X a && echo <ok>"}`}, [2]string{"todo_write", `{"todos":[]}`}), []string{"ToolCalls"}},
+		{"later step", e2etest.ToolCallsAt(3, [2]string{"edit", `{"old_string":"日本","new_string":"x"}`}), []string{"ToolCallsAt"}},
+		{"chunked, one character each", e2etest.ToolCallsChunked(0, 0, [2]string{"write", `{"file_path":"日本/a_b.txt","content":"x\ny <&>"}`},
+			[2]string{"bash", `{"command":"ls"}`}), []string{"ToolCallsChunked"}},
+		{"chunked, later step", e2etest.ToolCallsChunked(2, 3, [2]string{"read", `{"file_path":"notes.txt"}`}), []string{"ToolCallsChunked"}},
+		{"live text", e2etest.LiveText([]string{"Sum", "ming."}, []string{"## Summary\n", "- <a> & b"}, usage), []string{"LiveText"}},
+		{"live tool call", e2etest.LiveToolCall(nil, 2, "read", `{"file_path":"日本/a.txt"}`,
+			e2etest.LiveUsage{Prompt: 2100, Completion: 80, CacheHit: 1984, Reasoning: 20}), []string{"LiveToolCall"}},
+		{"held calls", heldCalls, []string{"HeldStream.Reasoning", "HeldStream.Call", "HeldStream.Args", "HeldStream.Done"}},
+		{"held text", heldText.Text("Hel", "lo <there>.") + heldText.Done("stop"), []string{"HeldStream.Text", "HeldStream.Done"}},
+		// A cut stream lacks its end by design: completed with the rest of
+		// the Text it is cut from, it is a whole stream (and if it were not
+		// that Text's beginning, the two would be joined whole and fail).
+		{"cut stream, completed", cut + strings.TrimPrefix(e2etest.Text([]string{"Summing up."}, []string{"Half a sum"}, "stop"), cut), []string{"CutStream"}},
 	}
-	for name, body := range bodies {
-		if err := checkLiveShape([]byte(body)); err != nil {
-			t.Errorf("%s: %v\n%s", name, err, body)
+	// Exported e2etest functions that return strings but no stream.
+	notStreams := map[string]string{
+		"CallID":            "a tool call id (its shape is checked with the calls)",
+		"HeldStream.CallID": "a tool call id",
+		"Replay":            "a directory",
+		"ProcessesWith":     "process command lines",
+	}
+	checked := map[string]bool{}
+	for _, c := range cases {
+		if err := checkLiveShape([]byte(c.body)); err != nil {
+			t.Errorf("%s: %v\n%s", c.name, err, c.body)
+		}
+		for _, u := range c.uses {
+			checked[u] = true
 		}
 	}
-	// The check is not blind to what the builders could get wrong.
-	broken := map[string]string{
-		"html escaped": strings.Replace(bodies["two calls"], "&&", `\u0026\u0026`, 1),
-		"short id":     strings.Replace(bodies["one call"], e2etest.CallID(0, 0, "read", `{"file_path":"a.txt"}`), "call_00_0", 1),
-		"no usage":     strings.Replace(bodies["text"], `,"usage":{`, `,"usage":null,"x":{`, 1),
+	builders := stringFuncs(t, filepath.Join("..", "internal", "e2etest"))
+	for _, f := range builders {
+		if _, ok := notStreams[f]; !ok && !checked[f] {
+			t.Errorf("e2etest.%s returns a string but TestBuilderShape checks none of its streams: add a case (or, if it is no stream, list it in notStreams)", f)
+		}
 	}
-	for name, body := range broken {
-		if checkLiveShape([]byte(body)) == nil {
+	for f := range checked {
+		if !slices.Contains(builders, f) {
+			t.Errorf("case uses e2etest.%s, which is no exported function returning a string", f)
+		}
+	}
+	for f := range notStreams {
+		if !slices.Contains(builders, f) {
+			t.Errorf("notStreams names e2etest.%s, which is no exported function returning a string", f)
+		}
+	}
+	// The check is not blind to what the builders could get wrong: HTML
+	// escaping, a short call id, no usage, a chunk encoded from a map
+	// (keys in alphabetical order), a usage without the cache fields.
+	body := func(name string) string {
+		for _, c := range cases {
+			if c.name == name {
+				return c.body
+			}
+		}
+		t.Fatalf("no case %q", name)
+		return ""
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(body("held text"), "data: "), "\n\n")
+	var asMap map[string]any
+	if err := json.Unmarshal([]byte(first), &asMap); err != nil {
+		t.Fatal(err)
+	}
+	mapped, _ := json.Marshal(asMap)
+	closing := body("held calls")
+	closing = closing[:strings.LastIndex(closing, `"usage":{`)] + `"usage":{"prompt_tokens":120,"completion_tokens":40,"total_tokens":160}}` + "\n\ndata: [DONE]\n\n"
+	broken := map[string]string{
+		"html escaped":   strings.Replace(body("two calls"), "&&", `\u0026\u0026`, 1),
+		"short id":       strings.Replace(body("one call"), e2etest.CallID(0, 0, "read", `{"file_path":"a.txt"}`), "call_00_0", 1),
+		"no usage":       strings.Replace(body("text"), `,"usage":{`, `,"usage":null,"x":{`, 1),
+		"map-encoded":    strings.Replace(body("held text"), first, string(mapped), 1),
+		"no cache usage": closing,
+	}
+	for name, b := range broken {
+		if b == body("text") || b == body("held text") || b == body("held calls") || b == body("one call") || b == body("two calls") {
+			t.Errorf("%s: the breakage changed nothing", name)
+		}
+		if checkLiveShape([]byte(b)) == nil {
 			t.Errorf("%s: the check passed a broken stream", name)
 		}
 	}
+}
+
+// stringFuncs lists the exported functions and the exported methods of
+// exported types ("Name", "Type.Name") declared in the non-test Go files
+// of dir that return a string or a []string.
+func stringFuncs(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s (%v)", dir, err)
+	}
+	isString := func(e ast.Expr) bool {
+		if a, ok := e.(*ast.ArrayType); ok && a.Len == nil {
+			e = a.Elt
+		}
+		id, ok := e.(*ast.Ident)
+		return ok && id.Name == "string"
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := goparser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() || fd.Type.Results == nil {
+				continue
+			}
+			name := fd.Name.Name
+			if fd.Recv != nil {
+				typ := fd.Recv.List[0].Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				id, ok := typ.(*ast.Ident)
+				if !ok || !id.IsExported() {
+					continue
+				}
+				name = id.Name + "." + name
+			}
+			if slices.ContainsFunc(fd.Type.Results.List, func(r *ast.Field) bool { return isString(r.Type) }) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

@@ -3,8 +3,10 @@
 // exact thinking-mode stream format (the shape llm's TestRecordingShape
 // checks the recordings against: `chat.completion.chunk` objects with
 // id, created, model and fingerprint, one `data: {...}` event each, the
-// usage on the closing chunk, then `data: [DONE]`), the replay folders
-// that llm.NewReplay and `--replay` read (001.sse, 002.sse, ...), and the
+// usage on the closing chunk, then `data: [DONE]`), whole or part by part
+// (HeldStream), all written by one encoder whose output llm's
+// TestBuilderShape checks for every exported builder; the replay folders
+// that llm.NewReplay and `--replay` read (001.sse, 002.sse, ...); and the
 // processes a run left behind.
 package e2etest
 
