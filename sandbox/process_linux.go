@@ -28,11 +28,6 @@ import (
 // replaced on disk meanwhile still re-executes the running version).
 const selfExe = "/proc/self/exe"
 
-// AgentVar is set in every command's environment to the agent's pid and
-// the command's Owner, as PID or PID:OWNER (Owner ""); it marks the
-// processes KillAdopted(owner) may kill.
-const AgentVar = "DSH_SANDBOX_AGENT"
-
 // marker is the AgentVar entry of the commands of owner in this process.
 func marker(owner string) string {
 	v := AgentVar + "=" + strconv.Itoa(os.Getpid())
@@ -45,26 +40,6 @@ func marker(owner string) string {
 // noNamespaces makes Start use the subreaper helper even where the host
 // has namespaces (tests of that path set it).
 var noNamespaces bool
-
-// Command is one command to start.
-type Command struct {
-	// Path is the program (absolute, e.g. LookPath("bash")); Args its
-	// argv, Args[0] included.
-	Path string
-	Args []string
-	// Dir is the working directory ("" for the agent's); Env the
-	// environment (KEY=value).
-	Dir string
-	Env []string
-	// Stdout and Stderr receive the output; stdin is /dev/null.
-	Stdout, Stderr *os.File
-	// Policy confines it (its Config.Mode Off for none).
-	Policy Policy
-	// Owner is who starts it (a token from NewOwner, or ""): it is part
-	// of the AgentVar marker, and KillAdopted(Owner) kills what the
-	// command leaves behind.
-	Owner string
-}
 
 // Process is a started command: the helper (the process group leader)
 // and, below it, the command's tree. Safe for concurrent use.
@@ -266,24 +241,6 @@ func startDirect(c Command) (*Process, error) {
 	}
 	go p.reap()
 	return p, nil
-}
-
-// Pid is the process group's id: the helper's pid (or the command's,
-// when started directly).
-func (p *Process) Pid() int { return p.pid }
-
-// Exited is closed once the helper (or the direct command) has been
-// reaped: from then on its pid may belong to another process.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// Reaped reports whether Exited is closed.
-func (p *Process) Reaped() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
 }
 
 // WaitCommand blocks until the command itself (the shell) has ended and
