@@ -1,74 +1,14 @@
 package server_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
-
-// bufEditor is the editor side of fs/read_text_file and
-// fs/write_text_file for issue 13: buffers by absolute path; a file read
-// without a buffer is opened from disk and, with lag, never reloaded (an
-// editor that has not noticed a change on disk); a write replaces the
-// buffer and saves it. writeErr, when set, answers every write.
-type bufEditor struct {
-	mu       sync.Mutex
-	lag      bool
-	buffers  map[string]string
-	writeErr *acp.Error
-	methods  []string
-}
-
-func (f *bufEditor) handle(method string, params json.RawMessage) (any, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.methods = append(f.methods, method)
-	switch method {
-	case "fs/read_text_file":
-		var req acp.ReadTextFileRequest
-		if err := json.Unmarshal(params, &req); err != nil {
-			return nil, err
-		}
-		if b, ok := f.buffers[req.Path]; ok {
-			return acp.ReadTextFileResponse{Content: b}, nil
-		}
-		data, err := os.ReadFile(req.Path)
-		if err != nil {
-			return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error", Data: err.Error()}
-		}
-		if f.lag {
-			f.buffers[req.Path] = string(data)
-		}
-		return acp.ReadTextFileResponse{Content: string(data)}, nil
-	case "fs/write_text_file":
-		if f.writeErr != nil {
-			return nil, f.writeErr
-		}
-		var req acp.WriteTextFileRequest
-		if err := json.Unmarshal(params, &req); err != nil {
-			return nil, err
-		}
-		if f.lag {
-			f.buffers[req.Path] = req.Content
-		} else {
-			delete(f.buffers, req.Path)
-		}
-		return nil, os.WriteFile(req.Path, []byte(req.Content), 0o644)
-	}
-	return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: method}
-}
-
-func (f *bufEditor) calls() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return strings.Join(f.methods, ",")
-}
 
 // editorRun is one prompt turn of recorded tool calls against an editor.
 type editorRun struct {
@@ -80,7 +20,7 @@ type editorRun struct {
 // runEditorTurn writes files into a fresh workspace, sets the editor's
 // buffers (by name), and runs one turn whose model calls steps in order,
 // one per response, then ends.
-func runEditorTurn(t *testing.T, caps map[string]any, ed *bufEditor, files, buffers map[string]string, steps ...[2]string) *editorRun {
+func runEditorTurn(t *testing.T, caps map[string]any, ed *fsEditor, files, buffers map[string]string, steps ...[2]string) *editorRun {
 	t.Helper()
 	var answers []string
 	for i, s := range steps {
@@ -88,18 +28,9 @@ func runEditorTurn(t *testing.T, caps map[string]any, ed *bufEditor, files, buff
 	}
 	f, mb := scriptedModel(t, append(answers, e2etest.Text(nil, []string{"Done."}, "stop"))...)
 	h := newHarness(t, harnessOpts{model: f.client("k")})
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(h.cwd, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if ed.buffers == nil {
-		ed.buffers = map[string]string{}
-	}
-	for name, b := range buffers {
-		ed.buffers[filepath.Join(h.cwd, name)] = b
-	}
-	h.client.OnRequest = ed.handle
+	writeWorkspace(t, h.cwd, files)
+	ed.buffers = buffers
+	ed.attach(h)
 	sid := h.start(harnessOpts{caps: map[string]any{"fs": caps}})
 	if stop, err := h.prompt(sid, "use the file tools"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
@@ -177,7 +108,7 @@ const (
 func TestEditorLagE2E(t *testing.T) {
 	// Not parallel: it runs a command, and another test's shutdown
 	// (sandbox.KillAdopted) may kill a sandbox helper it did not register yet.
-	ed := &bufEditor{lag: true}
+	ed := &fsEditor{lag: true}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"a.txt": "x=1\ny=1\n"}, nil,
 		[2]string{"read", `{"file_path":"a.txt"}`},
 		[2]string{"bash", `{"command":"sed -i s/x=1/x=2/ a.txt","description":"Change x"}`},
@@ -208,7 +139,7 @@ func TestEditorLagE2E(t *testing.T) {
 // applies to and saves.
 func TestEditorUnsavedE2E(t *testing.T) {
 	t.Parallel()
-	ed := &bufEditor{}
+	ed := &fsEditor{}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"n.txt": "one\n"}, map[string]string{"n.txt": "one\ntwo (unsaved)\n"},
 		[2]string{"read", `{"file_path":"n.txt"}`},
 		[2]string{"edit", `{"file_path":"n.txt","old_string":"two (unsaved)","new_string":"two"}`})
@@ -225,7 +156,7 @@ func TestEditorUnsavedE2E(t *testing.T) {
 func TestEditorBothChangedE2E(t *testing.T) {
 	// Not parallel: it runs a command, and another test's shutdown
 	// (sandbox.KillAdopted) may kill a sandbox helper it did not register yet.
-	ed := &bufEditor{lag: true}
+	ed := &fsEditor{lag: true}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"b.txt": "base\n"}, map[string]string{"b.txt": "base\nmine\n"},
 		[2]string{"read", `{"file_path":"b.txt"}`},
 		[2]string{"bash", `{"command":"printf 'base\\nshell\\n' > b.txt","description":"Rewrite b"}`},
@@ -255,7 +186,7 @@ func TestEditorOneSourceE2E(t *testing.T) {
 	t.Parallel()
 	t.Run("read only", func(t *testing.T) {
 		t.Parallel()
-		ed := &bufEditor{}
+		ed := &fsEditor{}
 		r := runEditorTurn(t, map[string]any{"readTextFile": true, "writeTextFile": false}, ed,
 			map[string]string{"r.txt": "disk\n"}, map[string]string{"r.txt": "disk\nunsaved\n"},
 			[2]string{"read", `{"file_path":"r.txt"}`},
@@ -271,7 +202,7 @@ func TestEditorOneSourceE2E(t *testing.T) {
 	})
 	t.Run("write only", func(t *testing.T) {
 		t.Parallel()
-		ed := &bufEditor{}
+		ed := &fsEditor{}
 		r := runEditorTurn(t, map[string]any{"readTextFile": false, "writeTextFile": true}, ed,
 			map[string]string{"w.txt": "disk\n"}, map[string]string{"w.txt": "buffer\n"},
 			[2]string{"read", `{"file_path":"w.txt"}`},
@@ -293,7 +224,7 @@ func TestEditorOneSourceE2E(t *testing.T) {
 // the disk is unchanged.
 func TestEditorRefusalE2E(t *testing.T) {
 	t.Parallel()
-	ed := &bufEditor{writeErr: &acp.Error{Code: acp.CodeInternalError, Message: "Internal error", Data: "Permission denied (os error 13)"}}
+	ed := &fsEditor{writeErr: &acp.Error{Code: acp.CodeInternalError, Message: "Internal error", Data: "Permission denied (os error 13)"}}
 	r := runEditorTurn(t, bothFS, ed, map[string]string{"c.txt": "v=1\n"}, nil,
 		[2]string{"read", `{"file_path":"c.txt"}`},
 		[2]string{"edit", `{"file_path":"c.txt","old_string":"v=1","new_string":"v=2"}`})

@@ -12,14 +12,20 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
-// fsEditor is the client side of fs/read_text_file and fs/write_text_file:
-// unsaved buffers by absolute path, the disk otherwise; a write is
-// reformatted by format (when set) and saved to disk.
+// fsEditor is the editor side of fs/read_text_file and
+// fs/write_text_file: buffers by absolute path, the disk otherwise.
+// A file read without a buffer is opened from disk and, with lag, never
+// reloaded (an editor that has not noticed a change on disk, issue 13).
+// A write is reformatted by format (when set) and saved to disk; with
+// lag it replaces the buffer, otherwise the buffer is dropped. writeErr,
+// when set, answers every write.
 type fsEditor struct {
-	mu      sync.Mutex
-	buffers map[string]string
-	format  func(string) string
-	methods []string
+	mu       sync.Mutex
+	lag      bool
+	buffers  map[string]string
+	format   func(string) string
+	writeErr *acp.Error
+	methods  []string
 }
 
 func (f *fsEditor) handle(method string, params json.RawMessage) (any, error) {
@@ -37,10 +43,16 @@ func (f *fsEditor) handle(method string, params json.RawMessage) (any, error) {
 		}
 		data, err := os.ReadFile(req.Path)
 		if err != nil {
-			return nil, &acp.Error{Code: acp.CodeInternalError, Message: err.Error()}
+			return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error", Data: err.Error()}
+		}
+		if f.lag {
+			f.buffers[req.Path] = string(data)
 		}
 		return acp.ReadTextFileResponse{Content: string(data)}, nil
 	case "fs/write_text_file":
+		if f.writeErr != nil {
+			return nil, f.writeErr
+		}
 		var req acp.WriteTextFileRequest
 		if err := json.Unmarshal(params, &req); err != nil {
 			return nil, err
@@ -49,10 +61,40 @@ func (f *fsEditor) handle(method string, params json.RawMessage) (any, error) {
 		if f.format != nil {
 			content = f.format(content)
 		}
-		delete(f.buffers, req.Path)
+		if f.lag {
+			f.buffers[req.Path] = content
+		} else {
+			delete(f.buffers, req.Path)
+		}
 		return nil, os.WriteFile(req.Path, []byte(content), 0o644)
 	}
 	return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: method}
+}
+
+// calls is the methods the editor was asked, in order, comma-separated.
+func (f *fsEditor) calls() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.methods, ",")
+}
+
+// attach makes f h's client side: its buffers, given by name, are keyed
+// by their absolute path in h.cwd from now on.
+func (f *fsEditor) attach(h *harness) {
+	abs := map[string]string{}
+	for name, b := range f.buffers {
+		abs[filepath.Join(h.cwd, name)] = b
+	}
+	f.buffers = abs
+	h.client.OnRequest = f.handle
+}
+
+// writeWorkspace writes files (name to content) into dir or fails t.
+func writeWorkspace(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
 }
 
 // TestFsGoldens drives read, write and edit end to end from recordings and
@@ -60,7 +102,6 @@ func (f *fsEditor) handle(method string, params json.RawMessage) (any, error) {
 // checked against the ACP schema by the harness), then checks the files.
 func TestFsGoldens(t *testing.T) {
 	done := e2etest.Text(nil, []string{"Done."}, "stop")
-	fsCaps := map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}
 	cases := []struct {
 		name   string
 		files  map[string]string // workspace before
@@ -103,18 +144,9 @@ func TestFsGoldens(t *testing.T) {
 			}
 			rec := e2etest.Replay(t, append(bodies, done)...)
 			h := newHarness(t, harnessOpts{replay: rec})
-			for name, content := range c.files {
-				if err := os.WriteFile(filepath.Join(h.cwd, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeWorkspace(t, h.cwd, c.files)
 			if c.editor != nil {
-				abs := map[string]string{}
-				for name, b := range c.editor.buffers {
-					abs[filepath.Join(h.cwd, name)] = b
-				}
-				c.editor.buffers = abs
-				h.client.OnRequest = c.editor.handle
+				c.editor.attach(h)
 			}
 			sid := h.start(harnessOpts{caps: c.caps, info: map[string]string{"name": "test-client", "version": "1"}})
 			stop, err := h.prompt(sid, "use the file tools")
@@ -132,7 +164,7 @@ func TestFsGoldens(t *testing.T) {
 			if c.editor != nil {
 				// The read, the edit's preview for its card, the edit's
 				// own look, its write and the read-back.
-				if got := strings.Join(c.editor.methods, ","); got != "fs/read_text_file,fs/read_text_file,fs/read_text_file,fs/write_text_file,fs/read_text_file" {
+				if got := c.editor.calls(); got != "fs/read_text_file,fs/read_text_file,fs/read_text_file,fs/write_text_file,fs/read_text_file" {
 					t.Errorf("editor requests %s", got)
 				}
 			}
