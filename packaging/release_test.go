@@ -75,16 +75,7 @@ func listArchive(t *testing.T, p string) string {
 		}
 		return strings.Join(out, "|")
 	}
-	fh, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
+	tr := openTarGz(t, p)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -154,19 +145,26 @@ func TestReleaseScript(t *testing.T) {
 	}
 }
 
-// extract copies member name of the .tar.gz archive to dst (mode 0755).
-func extract(t *testing.T, archive, name, dst string) {
+// openTarGz opens the .tar.gz archive p for reading (closed when t
+// ends) or fails t.
+func openTarGz(t *testing.T, p string) *tar.Reader {
 	t.Helper()
-	fh, err := os.Open(archive)
+	fh, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
+	t.Cleanup(func() { fh.Close() })
 	gz, err := gzip.NewReader(fh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(gz)
+	return tar.NewReader(gz)
+}
+
+// extract copies member name of the .tar.gz archive to dst (mode 0755).
+func extract(t *testing.T, archive, name, dst string) {
+	t.Helper()
+	tr := openTarGz(t, archive)
 	for {
 		h, err := tr.Next()
 		if err != nil {
