@@ -130,6 +130,34 @@ func contentTexts(cs []acp.ToolCallContent) []string {
 	return out
 }
 
+// askTurn runs one turn in mode whose model asks askArgs (then says
+// "Noted."), against ac on an editor with caps.
+func askTurn(t *testing.T, mode string, ac *askClient, caps map[string]any) (*recordingModel, *harness, string) {
+	t.Helper()
+	m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
+	h := newHarness(t, harnessOpts{model: m.client("k"), mode: mode})
+	h.client.OnRequest = ac.handle
+	sid := h.start(harnessOpts{caps: caps})
+	if stop, err := h.prompt(sid, "set up the db"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	return m, h, sid
+}
+
+// checkAnswered checks that askTurn's question reached the model as
+// model and that its card completed with the choices and line.
+func checkAnswered(t *testing.T, m *recordingModel, h *harness, model, line string) {
+	t.Helper()
+	if got := m.toolMessage(2, askID); got != model {
+		t.Errorf("the model got %q, want %q", got, model)
+	}
+	card := askFinal(t, h, askID)
+	if card.Status != acp.StatusCompleted || !reflect.DeepEqual(contentTexts(card.Content), []string{"1. Postgres\n2. SQLite", line}) {
+		raw, _ := json.Marshal(card)
+		t.Errorf("final card %s", raw)
+	}
+}
+
 // TestAskElicitation: an editor that advertises form elicitation gets
 // the question as `elicitation/create` (session and call scope, one
 // required "answer" field whose enum is the choices), in every mode
@@ -152,14 +180,8 @@ func TestAskElicitation(t *testing.T) {
 		{"default", acp.CreateElicitationResponse{Action: "accept"}, "The user dismissed the question without answering.", "Dismissed."},
 	} {
 		t.Run(c.answer.Action, func(t *testing.T) {
-			m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
-			h := newHarness(t, harnessOpts{model: m.client("k"), mode: c.mode})
 			ac := &askClient{elicit: c.answer}
-			h.client.OnRequest = ac.handle
-			sid := h.start(harnessOpts{caps: elicitCaps})
-			if stop, err := h.prompt(sid, "set up the db"); err != nil || stop != acp.StopEndTurn {
-				t.Fatalf("prompt = %q, %v", stop, err)
-			}
+			m, h, sid := askTurn(t, c.mode, ac, elicitCaps)
 			if len(ac.elicits) != 1 || len(ac.permissions) != 0 {
 				t.Fatalf("%d elicitations, %d permission requests; want 1, 0", len(ac.elicits), len(ac.permissions))
 			}
@@ -171,14 +193,7 @@ func TestAskElicitation(t *testing.T) {
 				raw, _ := json.Marshal(e)
 				t.Errorf("elicitation/create %s", raw)
 			}
-			if got := m.toolMessage(2, askID); got != c.model {
-				t.Errorf("the model got %q, want %q", got, c.model)
-			}
-			card := askFinal(t, h, askID)
-			if card.Status != acp.StatusCompleted || !reflect.DeepEqual(contentTexts(card.Content), []string{"1. Postgres\n2. SQLite", c.line}) {
-				raw, _ := json.Marshal(card)
-				t.Errorf("final card %s", raw)
-			}
+			checkAnswered(t, m, h, c.model, c.line)
 			checkToolCallsEnd(t, h.sessionUpdates())
 		})
 	}
@@ -219,14 +234,8 @@ func TestAskPermissionFallback(t *testing.T) {
 		{"default", "cancelled", "The user dismissed the question without answering.", "Dismissed."},
 	} {
 		t.Run(c.option, func(t *testing.T) {
-			m := newRecordingModel(t, e2etest.ToolCalls([2]string{"ask_user", askArgs}), e2etest.Text(nil, []string{"Noted."}, "stop"))
-			h := newHarness(t, harnessOpts{model: m.client("k"), mode: c.mode})
 			ac := &askClient{option: c.option}
-			h.client.OnRequest = ac.handle
-			sid := h.start(harnessOpts{})
-			if stop, err := h.prompt(sid, "set up the db"); err != nil || stop != acp.StopEndTurn {
-				t.Fatalf("prompt = %q, %v", stop, err)
-			}
+			m, h, sid := askTurn(t, c.mode, ac, nil)
 			if len(ac.permissions) != 1 || len(ac.elicits) != 0 {
 				t.Fatalf("%d permission requests, %d elicitations; want 1, 0", len(ac.permissions), len(ac.elicits))
 			}
@@ -242,14 +251,7 @@ func TestAskPermissionFallback(t *testing.T) {
 				raw, _ := json.Marshal(p)
 				t.Errorf("permission request %s", raw)
 			}
-			if got := m.toolMessage(2, askID); got != c.model {
-				t.Errorf("the model got %q, want %q", got, c.model)
-			}
-			card := askFinal(t, h, askID)
-			if card.Status != acp.StatusCompleted || !reflect.DeepEqual(contentTexts(card.Content), []string{"1. Postgres\n2. SQLite", c.line}) {
-				raw, _ := json.Marshal(card)
-				t.Errorf("final card %s", raw)
-			}
+			checkAnswered(t, m, h, c.model, c.line)
 			if c.option == "choice-2" {
 				checkGolden(t, "ask-permission", h, sid)
 			}
