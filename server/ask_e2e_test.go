@@ -316,14 +316,7 @@ func TestAskEndTurn(t *testing.T) {
 		msgs[3].Content != agent.NotRunText || !strings.Contains(msgs[2].Content, "The user's next message is the answer.") {
 		t.Errorf("second request %s", second)
 	}
-	live := updatesOf(agentMsgs(t, h, 0), sid)
-	h.stop()
-
-	h2 := newHarness(t, harnessOpts{model: m.client("k"), stateDir: state, cwd: h.cwd})
-	replay, err := h2.load(sid, h.cwd, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live, replay := reload(t, m, h, state, sid)
 	if !reflect.DeepEqual(mergeToolCalls(live), mergeToolCalls(replay)) {
 		t.Errorf("replayed cards differ:\n live   %v\n replay %v", mergeToolCalls(live), mergeToolCalls(replay))
 	}
@@ -333,6 +326,20 @@ func TestAskEndTurn(t *testing.T) {
 	if got := textOf(replay, "user_message_chunk"); got != "deploy it3" {
 		t.Errorf("replayed user messages %q", got)
 	}
+}
+
+// reload stops h and loads sid in a new agent on state: the session's
+// updates as h sent them live, and as session/load replays them.
+func reload(t *testing.T, m *recordingModel, h *harness, state, sid string) (live, replay []map[string]json.RawMessage) {
+	t.Helper()
+	live = updatesOf(agentMsgs(t, h, 0), sid)
+	h.stop()
+	h2 := newHarness(t, harnessOpts{model: m.client("k"), stateDir: state, cwd: h.cwd})
+	replay, err := h2.load(sid, h.cwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, replay
 }
 
 // TestAskReplay: an answered question (permission fallback) is replayed
@@ -346,13 +353,7 @@ func TestAskReplay(t *testing.T) {
 	if stop, err := h.prompt(sid, "db?"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
-	live := updatesOf(agentMsgs(t, h, 0), sid)
-	h.stop()
-	h2 := newHarness(t, harnessOpts{model: m.client("k"), stateDir: state, cwd: h.cwd})
-	replay, err := h2.load(sid, h.cwd, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live, replay := reload(t, m, h, state, sid)
 	lc, rc := mergeToolCalls(live), mergeToolCalls(replay)
 	if !reflect.DeepEqual(lc, rc) || !strings.Contains(rc[askID]["content"], "Answer: Postgres") {
 		t.Errorf("replayed card\n live   %v\n replay %v", lc, rc)
