@@ -190,14 +190,7 @@ func TestCompactionOnRecording(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("two loads differ:\n%s\n%s", a, b)
 	}
-	var replay []acp.Update
-	for _, raw := range first {
-		u, err := acp.UnmarshalUpdate(updateJSON(t, raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		replay = append(replay, u)
-	}
+	replay := decodeUpdates(t, first)
 	if got := compactionKinds(replay); !reflect.DeepEqual(got, []string{"update:in_progress", "chunk:" + summary, "update:completed"}) {
 		t.Errorf("replayed compaction %q", got)
 	}
@@ -228,6 +221,32 @@ func updateJSON(t *testing.T, m map[string]json.RawMessage) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// decodeUpdates decodes the updates of a session/load, failing t on
+// one that does not decode.
+func decodeUpdates(t *testing.T, raws []map[string]json.RawMessage) []acp.Update {
+	t.Helper()
+	var us []acp.Update
+	for _, raw := range raws {
+		u, err := acp.UnmarshalUpdate(updateJSON(t, raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		us = append(us, u)
+	}
+	return us
+}
+
+// loadUpdates loads sid in h (session/load with caps) and decodes the
+// updates it replays.
+func loadUpdates(t *testing.T, h *harness, sid, cwd string, caps map[string]any) []acp.Update {
+	t.Helper()
+	raws, err := h.load(sid, cwd, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeUpdates(t, raws)
 }
 
 // TestCompactionWithoutCapability: an editor without session.compaction
@@ -263,16 +282,7 @@ func TestCompactionWithoutCapability(t *testing.T) {
 		"user:two", "assistant:Next answer.", "user:three"}) {
 		t.Errorf("third turn's request %q", got)
 	}
-	replay, err := h.load(sid, cwd, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var us []acp.Update
-	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
-		us = append(us, u)
-	}
-	if got := compactionKinds(us); !reflect.DeepEqual(got, want) {
+	if got := compactionKinds(loadUpdates(t, h, sid, cwd, nil)); !reflect.DeepEqual(got, want) {
 		t.Errorf("replayed %q\nwant %q", got, want)
 	}
 }
@@ -317,14 +327,8 @@ func TestCompactionFailureKeepsHistory(t *testing.T) {
 	if notice == nil || notice.Title != "Compaction failed" || !strings.Contains(notice.Description, "It is unchanged") {
 		t.Errorf("notice %+v", notice)
 	}
-	replay, err := h.load(sid, cwd, compactionCaps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var us []acp.Update
-	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
-		us = append(us, u)
+	us := loadUpdates(t, h, sid, cwd, compactionCaps)
+	for _, u := range us {
 		if _, ok := u.(acp.Notice); ok {
 			t.Error("a notice was replayed")
 		}
@@ -392,13 +396,8 @@ func TestCompactCommand(t *testing.T) {
 	if got := roleTexts(reqs[4]); !reflect.DeepEqual(got, []string{"user:" + agent.SummaryMessage("Read notes.txt: ship on Friday. Next: answer.")}) {
 		t.Errorf("the request after the mid-turn compaction %q", got)
 	}
-	replay, err := h.load(sid, cwd, compactionCaps)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var users []string
-	for _, raw := range replay {
-		u, _ := acp.UnmarshalUpdate(updateJSON(t, raw))
+	for _, u := range loadUpdates(t, h, sid, cwd, compactionCaps) {
 		if c, ok := u.(acp.UserMessageChunk); ok {
 			users = append(users, c.Content.Text)
 		}
