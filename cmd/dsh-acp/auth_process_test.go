@@ -319,17 +319,9 @@ func TestLoginWhileRunning(t *testing.T) {
 	p.send(t, validatorInit)
 	p.next(t)
 	cwd := t.TempDir()
-	p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, cwd))
-	var created struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(t), &created); err != nil || created.Result.SessionID == "" {
-		t.Fatalf("session/new without a key failed: %v", err)
-	}
+	sid, _ := p.newSession(t, 2, cwd, `[]`)
 	prompt := func(id int) map[string]any {
-		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}}`, id, created.Result.SessionID))
+		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}}`, id, sid))
 		for {
 			var m map[string]any
 			if err := json.Unmarshal(p.next(t), &m); err != nil {
@@ -396,15 +388,9 @@ func TestCredentialsFileErrors(t *testing.T) {
 		p := startCmd(t, cmd)
 		p.send(t, validatorInit)
 		p.next(t)
-		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, t.TempDir()))
-		var created struct {
-			Result struct {
-				SessionID string `json:"sessionId"`
-			} `json:"result"`
-		}
-		_ = json.Unmarshal(p.next(t), &created)
+		sid, _ := p.newSession(t, 2, t.TempDir(), `[]`)
 		p.commands(t)
-		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}}`, created.Result.SessionID))
+		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}}`, sid))
 		line := string(p.next(t))
 		if !strings.Contains(line, `"code":-32000`) || !strings.Contains(line, path) || !strings.Contains(line, c.want) {
 			t.Errorf("%s: prompt = %s; want -32000 naming %s and %q", c.name, line, path, c.want)

@@ -399,17 +399,9 @@ func turnRun(b *testing.B, command string, terminal bool) (time.Duration, float6
 	}
 	p.send(b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":`+caps+`}}`)
 	p.next(b)
-	p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(b.TempDir()))+`,"mcpServers":[]}}`)
-	var ns struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(b), &ns); err != nil || ns.Result.SessionID == "" {
-		b.Fatalf("session/new: %v", err)
-	}
+	sid, _ := p.newSession(b, 2, b.TempDir(), `[]`)
 	t0 := time.Now()
-	p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"go"}]}}`)
 	for {
 		l := p.next(b)
 		if bytes.Contains(l, []byte(`"id":3`)) && bytes.Contains(l, []byte(`"stopReason"`)) {

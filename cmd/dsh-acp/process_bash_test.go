@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/sandbox"
 )
@@ -58,14 +57,8 @@ func processRun(t *testing.T, stop func(p *proc)) {
 	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions")
 	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
 	p.next(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[]}}`)
-	var ns struct {
-		Result acp.NewSessionResponse `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
-		t.Fatalf("session/new: %v", err)
-	}
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	sid, _ := p.newSession(t, 2, cwd, `[]`)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"go"}]}}`)
 	for {
 		l := p.next(t)
 		if bytes.Contains(l, []byte(`"data":"ready\n"`)) {
@@ -151,15 +144,9 @@ func BenchmarkBashStream100MB(b *testing.B) {
 		p := startProc(b, "--replay", rec, "--mode", "bypassPermissions")
 		p.send(b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
 		p.next(b)
-		p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(b.TempDir()))+`,"mcpServers":[]}}`)
-		var ns struct {
-			Result acp.NewSessionResponse `json:"result"`
-		}
-		if err := json.Unmarshal(p.next(b), &ns); err != nil {
-			b.Fatal(err)
-		}
+		sid, _ := p.newSession(b, 2, b.TempDir(), `[]`)
 		start := time.Now()
-		p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+		p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"go"}]}}`)
 		var first, last time.Time
 		updates, bytesShown := 0, 0
 		for {
@@ -225,14 +212,8 @@ func TestProcessSIGKILLLeavesNoCommand(t *testing.T) {
 	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions")
 	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
 	p.next(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[]}}`)
-	var ns struct {
-		Result acp.NewSessionResponse `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
-		t.Fatalf("session/new: %v", err)
-	}
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"go"}]}}`)
+	sid, _ := p.newSession(t, 2, cwd, `[]`)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"go"}]}}`)
 	for {
 		if l := p.next(t); bytes.Contains(l, []byte(`"data":"ready\n"`)) {
 			break

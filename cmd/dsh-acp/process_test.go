@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,6 +131,39 @@ func (p *proc) next(t testing.TB) []byte {
 		t.Fatal("no output within 30 s")
 	}
 	return nil
+}
+
+// newSession sends session/new (request id, cwd, mcpServers as JSON)
+// and returns the new session's id and the answer's line, failing t
+// when the answer holds no session id.
+func (p *proc) newSession(t testing.TB, id int, cwd, mcpServers string) (string, []byte) {
+	t.Helper()
+	p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/new","params":{"cwd":%s,"mcpServers":%s}}`, id, jsonQuote(cwd), mcpServers))
+	l := p.next(t)
+	var ns struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(l, &ns); err != nil || ns.Result.SessionID == "" {
+		t.Fatalf("session/new answered %s (%v)", l, err)
+	}
+	return ns.Result.SessionID, l
+}
+
+// answer reads lines up to the answer to request id (a line holding
+// `"id":ID,` or starting with `{"id":ID`) and returns every line read,
+// the answer last.
+func (p *proc) answer(t testing.TB, id int) [][]byte {
+	t.Helper()
+	var ls [][]byte
+	for {
+		l := p.next(t)
+		ls = append(ls, l)
+		if s := string(l); strings.Contains(s, `"id":`+strconv.Itoa(id)+`,`) || strings.HasPrefix(s, `{"id":`+strconv.Itoa(id)) {
+			return ls
+		}
+	}
 }
 
 // wait waits for the process to exit and returns its exit code and how

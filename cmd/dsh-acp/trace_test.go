@@ -41,25 +41,10 @@ func TestDebugLogAndTrace(t *testing.T) {
 	p.send(t, initLine)
 	var out [][]byte
 	out = append(out, p.next(t))
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(cwd))+`,"mcpServers":[{"name":"gh","command":"gh-mcp","args":[],"env":[{"name":"GITHUB_TOKEN","value":"`+ghToken+`"}]}]}}`)
-	l := p.next(t)
+	sid, l := p.newSession(t, 2, cwd, `[{"name":"gh","command":"gh-mcp","args":[],"env":[{"name":"GITHUB_TOKEN","value":"`+ghToken+`"}]}]`)
 	out = append(out, l)
-	var ns struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(l, &ns); err != nil || ns.Result.SessionID == "" {
-		t.Fatalf("session/new answered %s", l)
-	}
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"my key is `+apiKey+`, run the command"}]}}`)
-	for {
-		l := p.next(t)
-		out = append(out, l)
-		if strings.Contains(string(l), `"id":3,`) || strings.HasPrefix(string(l), `{"id":3`) {
-			break
-		}
-	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"my key is `+apiKey+`, run the command"}]}}`)
+	out = append(out, p.answer(t, 3)...)
 	p.stdin.Close()
 	if code, _ := p.wait(t); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
@@ -192,23 +177,11 @@ func TestTraceRedactsStoredKey(t *testing.T) {
 		return string(b)
 	}
 	prompt := func(t *testing.T, p *proc, id int, text string) {
-		p.send(t, `{"jsonrpc":"2.0","id":2`+itoa(id)+`,"method":"session/new","params":{"cwd":`+string(jsonQuote(t.TempDir()))+`,"mcpServers":[]}}`)
-		var ns struct {
-			Result struct {
-				SessionID string `json:"sessionId"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
-			t.Fatalf("session/new: %v", err)
-		}
-		p.send(t, `{"jsonrpc":"2.0","id":3`+itoa(id)+`,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":`+string(jsonQuote(text))+`}]}}`)
-		for {
-			if l := string(p.next(t)); strings.Contains(l, `"id":3`+itoa(id)+`,`) || strings.HasPrefix(l, `{"id":3`+itoa(id)) {
-				if !strings.Contains(l, "end_turn") {
-					t.Fatalf("prompt answered %s", l)
-				}
-				return
-			}
+		sid, _ := p.newSession(t, 20+id, t.TempDir(), `[]`)
+		p.send(t, `{"jsonrpc":"2.0","id":3`+itoa(id)+`,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+string(jsonQuote(text))+`}]}}`)
+		ls := p.answer(t, 30+id)
+		if l := ls[len(ls)-1]; !strings.Contains(string(l), "end_turn") {
+			t.Fatalf("prompt answered %s", l)
 		}
 	}
 	t.Run("stored before the start", func(t *testing.T) {
@@ -282,23 +255,11 @@ func TestLogRedactsMCPSecrets(t *testing.T) {
 	p := startCmd(t, cmd)
 	p.send(t, initLine)
 	p.next(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":`+string(jsonQuote(t.TempDir()))+`,"mcpServers":[{"type":"http","name":"search","url":"http://127.0.0.1:1/mcp?api_key=`+token+`","headers":[]}]}}`)
-	var ns struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(p.next(t), &ns); err != nil || ns.Result.SessionID == "" {
-		t.Fatalf("session/new: %v", err)
-	}
+	sid, _ := p.newSession(t, 2, t.TempDir(), `[{"type":"http","name":"search","url":"http://127.0.0.1:1/mcp?api_key=`+token+`","headers":[]}]`)
 	// The server's start has failed by the end of a turn (the refused
 	// connection is immediate; the turn waits for the session's servers).
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+ns.Result.SessionID+`","prompt":[{"type":"text","text":"hi"}]}}`)
-	for {
-		if l := string(p.next(t)); strings.Contains(l, `"id":3,`) || strings.HasPrefix(l, `{"id":3`) {
-			break
-		}
-	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hi"}]}}`)
+	p.answer(t, 3)
 	p.stdin.Close()
 	if code, _ := p.wait(t); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
