@@ -28,15 +28,7 @@ func TestSDKClientElicitation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, code := runNode(t, env, agent, dir, "INTEROP_ELICITATION=["+c.answer+"]")
-			for _, e := range r.Errors {
-				t.Errorf("run error: %s", e)
-			}
-			for _, w := range r.Warnings {
-				t.Errorf("run warning: %s", w)
-			}
-			if code != 0 || r.ExitCode == nil || *r.ExitCode != 0 {
-				t.Errorf("run.mjs exit %d, agent exit %v; stderr tail:\n%s", code, deref(r.ExitCode), r.StderrTail)
-			}
+			checkCleanRun(t, r, code)
 			if len(r.ElicitationRequests) != 1 || len(r.PermissionRequests) != 0 {
 				t.Fatalf("elicitation requests %v, permission requests %v; want one elicitation, no permission", r.ElicitationRequests, r.PermissionRequests)
 			}

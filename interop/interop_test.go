@@ -154,11 +154,10 @@ func TestSDKClientScenarios(t *testing.T) {
 	}
 }
 
-// runScenario runs one scenario folder and applies the checks every run
-// shares, then check.
-func runScenario(t *testing.T, env nodeEnv, agent, dir string, check scenarioCheck) {
+// checkCleanRun checks that run.mjs (exit code code) and the agent
+// both exited 0 and that the run reported no error and no warning.
+func checkCleanRun(t *testing.T, r runResult, code int) {
 	t.Helper()
-	r, code := runNode(t, env, agent, dir)
 	for _, e := range r.Errors {
 		t.Errorf("run error: %s", e)
 	}
@@ -171,6 +170,14 @@ func runScenario(t *testing.T, env nodeEnv, agent, dir string, check scenarioChe
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Errorf("agent exit after stdin EOF: code %v signal %v, want code 0; stderr tail:\n%s", deref(r.ExitCode), deref(r.ExitSignal), r.StderrTail)
 	}
+}
+
+// runScenario runs one scenario folder and applies the checks every run
+// shares, then check.
+func runScenario(t *testing.T, env nodeEnv, agent, dir string, check scenarioCheck) {
+	t.Helper()
+	r, code := runNode(t, env, agent, dir)
+	checkCleanRun(t, r, code)
 	if r.ProtocolVersion != 1 {
 		t.Errorf("initialize protocolVersion = %d, want 1", r.ProtocolVersion)
 	}

@@ -103,15 +103,7 @@ func TestSDKClientMCPServer(t *testing.T) {
 	// one after the first turn): the two chat requests are the turn's.
 	r, code := runNode(t, env, agent, dir, "INTEROP_BASE_URL="+model.srv.URL, "INTEROP_API_KEY=interop-test-key",
 		`INTEROP_AGENT_ARGS=["--mcp-wait","60s","--titles","off"]`)
-	for _, e := range r.Errors {
-		t.Errorf("run error: %s", e)
-	}
-	for _, w := range r.Warnings {
-		t.Errorf("run warning: %s", w)
-	}
-	if code != 0 || r.ExitCode == nil || *r.ExitCode != 0 {
-		t.Errorf("run.mjs exit %d, agent exit %v; stderr tail:\n%s", code, deref(r.ExitCode), r.StderrTail)
-	}
+	checkCleanRun(t, r, code)
 	checkTwoStepTurn(t, dir, r)
 
 	call, args := recordedCall(t, dir)
