@@ -36,6 +36,20 @@ func finalWire(t *testing.T, h *harness, id string) map[string]json.RawMessage {
 	return last
 }
 
+// readTurn runs one turn of the recording rec in cwd, allowing each
+// permission it asks (pc records them).
+func readTurn(t *testing.T, rec, cwd string) (h *harness, pc *permissionClient) {
+	t.Helper()
+	h = newHarness(t, harnessOpts{replay: rec, cwd: cwd})
+	pc = &permissionClient{outcome: "allow-once"}
+	h.client.OnRequest = pc.handle
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	return h, pc
+}
+
 // TestReadPathsE2E (issue 13, item 12): a read of a path that names no
 // file ("g.md:1-20", a file:// URI) fails and its card ends without a
 // location; a relative path that leads out of the cwd is titled with its
@@ -65,13 +79,7 @@ func TestReadPathsE2E(t *testing.T) {
 	}
 	rec := e2etest.Replay(t, append(bodies, e2etest.Text(nil, []string{"Done."}, "stop"))...)
 	id := func(i int) string { return e2etest.CallID(i, 0, steps[i][0], steps[i][1]) }
-	h := newHarness(t, harnessOpts{replay: rec, cwd: cwd})
-	pc := &permissionClient{outcome: "allow-once"}
-	h.client.OnRequest = pc.handle
-	sid := h.start(harnessOpts{})
-	if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h, pc := readTurn(t, rec, cwd)
 	checkToolCallsEnd(t, h.sessionUpdates())
 	for _, id := range []string{id(0), id(1)} {
 		u := finalWire(t, h, id)
@@ -132,13 +140,7 @@ func TestSymlinkParentPathE2E(t *testing.T) {
 	step := [2]string{"read", `{"file_path":"link/../secret.txt"}`}
 	rec := e2etest.Replay(t, e2etest.ToolCallsAt(0, step), e2etest.Text(nil, []string{"Done."}, "stop"))
 	id := e2etest.CallID(0, 0, step[0], step[1])
-	h := newHarness(t, harnessOpts{replay: rec, cwd: cwd})
-	pc := &permissionClient{outcome: "allow-once"}
-	h.client.OnRequest = pc.handle
-	sid := h.start(harnessOpts{})
-	if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h, pc := readTurn(t, rec, cwd)
 	if u := finalWire(t, h, id); str(u["status"]) != "completed" {
 		t.Fatalf("the read ended %s", u["status"])
 	}
