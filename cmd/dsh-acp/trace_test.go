@@ -224,7 +224,9 @@ func TestTraceRedactsStoredKey(t *testing.T) {
 		t.Cleanup(srv.Close)
 		cfg := filepath.Join(t.TempDir(), "config")
 		tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
-		cmd := exec.Command(binary(t), "--base-url", srv.URL)
+		// --titles off: a title request after the turn would be a
+		// second chat request whose update may follow the answer.
+		cmd := exec.Command(binary(t), "--base-url", srv.URL, "--titles", "off")
 		cmd.Env = append(isolatedEnv(t), "XDG_CONFIG_HOME="+cfg, "DSH_STATE_DIR="+t.TempDir(), "DSH_TRACE="+tracePath)
 		p := startCmd(t, cmd)
 		p.send(t, initLine)
