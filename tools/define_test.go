@@ -155,6 +155,11 @@ func TestDefineExecute(t *testing.T) {
 		{"empty means {}", ``, args{}, ""},
 		{"validation first", `{"path":1}`, args{}, `invalid arguments: "path" must be a string`},
 		{"fraction into int", `{"count":1.5}`, args{}, `invalid arguments: "count" cannot be decoded: number 1.5 into Go type int`},
+		{"duplicate key", `{"path":"a","path":"b"}`, args{}, `invalid arguments: duplicate key "path" in arguments`},
+		{"duplicate key, same value", `{"path":"a","count":1,"path":"a"}`, args{}, `invalid arguments: duplicate key "path" in arguments`},
+		{"duplicate key at depth", `{"path":"a","list":[{"deep":"x","deep":"y"}]}`, args{}, `invalid arguments: duplicate key "deep" in "list[0]"`},
+		{"duplicate key not in the spec", `{"path":"a","Plain":"x","Plain":"y"}`, args{}, `invalid arguments: duplicate key "Plain" in arguments`},
+		{"duplicate key under a raw message", `{"raw":{"k":1,"k":2}}`, args{}, `invalid arguments: duplicate key "k" in "raw"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,6 +235,54 @@ func TestDefinePreview(t *testing.T) {
 	v, err = tool.Preview(context.Background(), &tools.Exec{Args: json.RawMessage(`{}`)})
 	if v != nil || err == nil || err.Error() != `invalid arguments: missing required property "path"` {
 		t.Errorf("preview of bad args = %v, %v", v, err)
+	}
+}
+
+// TestDuplicateKeyPresenters: arguments that give a key twice are
+// refused by every reader of a Define tool alike: Execute and Preview
+// fail with the violation, the call and result cards fall back to the
+// generic card (nil), Access touches nothing, and the start card of
+// streamed members that repeat a key is nil too (the first value is
+// never shown as the call's).
+func TestDuplicateKeyPresenters(t *testing.T) {
+	ran := false
+	tool := tools.Define(tools.Def[pathArgs]{
+		Name: "w", Description: "d",
+		Spec: tools.Spec{{Name: "path", Prop: tools.Prop{Type: tools.TypeString, Required: true}}},
+		Execute: func(context.Context, *tools.Exec, pathArgs) (tools.Output, error) {
+			ran = true
+			return tools.Output{}, nil
+		},
+		Preview:       func(context.Context, *tools.Exec, pathArgs) (tools.ToolCallView, error) { return tools.GenericCall{Title: "p"}, nil },
+		PresentCall:   func(a pathArgs) tools.ToolCallView { return tools.GenericCall{Title: a.Path} },
+		PresentStart:  func(a pathArgs) tools.ToolCallView { return tools.GenericCall{Title: a.Path} },
+		PresentResult: func(a pathArgs, _ tools.ResultInput) tools.ToolResultView { return tools.GenericResult{Title: a.Path} },
+		Access:        func(a pathArgs) tools.Access { return tools.Access{Paths: []string{a.Path}} },
+	})
+	const want = `invalid arguments: duplicate key "path" in arguments`
+	raw := json.RawMessage(`{"path":"a","path":"b"}`)
+	for range 2 { // the second round reads the presenters' cache
+		if _, err := tool.Execute(context.Background(), &tools.Exec{Args: raw}); err == nil || err.Error() != want || ran {
+			t.Errorf("Execute = %v (ran %v), want %q", err, ran, want)
+		}
+		if v, err := tool.Preview(context.Background(), &tools.Exec{Args: raw}); v != nil || err == nil || err.Error() != want {
+			t.Errorf("Preview = %v, %v; want %q", v, err, want)
+		}
+		if v := tool.CallView(raw); v != nil {
+			t.Errorf("CallView = %#v, want nil", v)
+		}
+		if v := tool.ResultView(raw, tools.ResultInput{IsError: true}); v != nil {
+			t.Errorf("ResultView = %#v, want nil", v)
+		}
+		if acc, ok := tool.Access(raw); ok {
+			t.Errorf("Access = %+v, true; want nothing", acc)
+		}
+		if v := tool.StartView(raw); v != nil {
+			t.Errorf("StartView = %#v, want nil", v)
+		}
+	}
+	if v := tool.StartView(json.RawMessage(`{"path":"a"}`)); v == nil || v.(tools.GenericCall).Title != "a" {
+		t.Errorf("StartView of the first member = %#v, want a card for a", v)
 	}
 }
 

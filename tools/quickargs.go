@@ -21,9 +21,11 @@ import (
 // an enum value that is not a plain UTF-8 string, an unknown property
 // type, and an object level of more than 64 properties.
 //
-// A key given twice has each of its values checked, where the full path
-// validates the last one (a map keeps it): quickValid is only stricter,
-// and both decode raw itself.
+// A key given twice in one object gives false: the full path refuses it
+// (ParseArgs, duplicateKeys). Keys are compared as raw bytes, which is
+// exact since keys with escapes already give false; an object whose keys,
+// with those of the objects around it, exceed maxQuickKeys gives false
+// too.
 func quickValid(raw []byte, spec []NamedProp, n *keyNode) bool {
 	s := quickScanner{data: raw}
 	return s.args(spec, n)
@@ -56,7 +58,16 @@ type quickScanner struct {
 	overflow bool
 	ntop     int
 	top      [maxFlatFields]member
+
+	// keys holds the bounds in data of the first nkeys keys of the
+	// objects being read, outermost first, to find one given twice.
+	nkeys int
+	keys  [maxQuickKeys][2]int
 }
+
+// maxQuickKeys bounds the keys of the open objects (the one being read
+// and those around it) that quickValid remembers.
+const maxQuickKeys = 64
 
 // member is a key and value of the arguments object, as bounds in data
 // (a string value without its quotes).
@@ -92,7 +103,8 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 	s.pos++         // '{'
 	var seen uint64 // bit i: props[i] was present
 	s.depth++
-	defer func() { s.depth-- }()
+	base := s.nkeys // this object's keys are keys[base:nkeys]
+	defer func() { s.depth--; s.nkeys = base }()
 	s.space()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
@@ -105,6 +117,9 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 			return false
 		}
 		key := s.data[start:end]
+		if !s.newKey(base, start, end) {
+			return false
+		}
 		s.space()
 		if s.pos == len(s.data) || s.data[s.pos] != ':' {
 			return false
@@ -162,6 +177,24 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 			return false
 		}
 	}
+}
+
+// newKey remembers the key data[start:end] of the object whose keys
+// start at keys[base], and reports false when that object already has it
+// or there is no room left to remember it.
+func (s *quickScanner) newKey(base, start, end int) bool {
+	key := s.data[start:end]
+	for _, k := range s.keys[base:s.nkeys] {
+		if bytes.Equal(s.data[k[0]:k[1]], key) {
+			return false
+		}
+	}
+	if s.nkeys == len(s.keys) {
+		return false
+	}
+	s.keys[s.nkeys] = [2]int{start, end}
+	s.nkeys++
+	return true
 }
 
 // note records the member whose key is data[kstart:kend] and whose value

@@ -194,6 +194,14 @@ var quickTexts = []string{
 	`{"s":"x","Dash":"z","-":"y"}`,
 	`{"s":"x","S":"y"}`,
 	`{"s":"x","b":true,"b":false,"extra":[1,{"s":"deep"}]}`,
+	`{"path":"a","offset":1,"path":"b"}`,
+	`{"path":"a","pa\u0074h":"b"}`,
+	`{"path":"a","x":{"k":1,"k":1}}`,
+	`{"path":"a","x":[{"k":1},{"k":2,"j":3,"k":4}],"x":null}`,
+	`{"name":"x","servers":[{"host":"a","port":1,"host":"b"}]}`,
+	`{"name":"x","opts":{"mode":"safe","mode":"fast"}}`,
+	`{"name":"x","free":{"k":{"Key":"v"},"k":{"Key":"w"}}}`,
+	`{"s":"x","s":"y","b":true,"b":false}`,
 	`{"s":"x","a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"a10":10,"a11":11,"a12":12,"a13":13,"a14":14,"a15":15,"a16":16,"u":5}`,
 }
 
@@ -207,9 +215,15 @@ func TestQuickValid(t *testing.T) {
 		}
 	}
 	node := buildKeyNode(reflect.TypeFor[pathArgs]())
-	for _, raw := range []string{`{"path":"a.txt"}`, ` {"path" : "a.txt", "offset": 3}` + "\n", `{"path":"a\"b\\c\u00e9\n"}`, `{"path":"a","path":"b"}`, `{"path":"a","x":[{"y":null}]}`} {
+	for _, raw := range []string{`{"path":"a.txt"}`, ` {"path" : "a.txt", "offset": 3}` + "\n", `{"path":"a\"b\\c\u00e9\n"}`, `{"path":"a","x":[{"y":null},{"y":1}]}`, `{"path":"a","x":{"path":1}}`} {
 		if !quickValid([]byte(raw), pathSpec, node) {
 			t.Errorf("quickValid(%q) = false, want true", raw)
+		}
+	}
+	// A key given twice, at any depth, is the full path's to refuse.
+	for _, raw := range []string{`{"path":"a","path":"b"}`, `{"path":"a","x":{"y":1,"z":2,"y":3}}`, `{"path":"a","x":[{"y":1},{"y":2,"y":2}]}`} {
+		if quickValid([]byte(raw), pathSpec, node) {
+			t.Errorf("quickValid(%q) = true, want false (a duplicate key)", raw)
 		}
 	}
 	flat := buildFlatType(reflect.TypeFor[flatArgs]())

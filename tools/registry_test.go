@@ -330,6 +330,10 @@ func TestRawSchemaTool(t *testing.T) {
 			`Error: invalid arguments: list[2].id: got number, want string; list[10].id: got number, want string; n: minimum: got 0, want 1`},
 		{`{"mode":"c","extra":1}`,
 			`Error: invalid arguments: arguments: missing properties 'n', 'z'; arguments: additional properties 'extra' not allowed; mode: value must be one of 'a', 'b'`},
+		// A key given twice is refused before the schema (which would see
+		// only the last value) and before the tool gets the text.
+		{`{"n":2,"z":0,"n":0}`, `Error: invalid arguments: duplicate key "n" in arguments`},
+		{`{"n":2,"z":0,"list":[{"id":"a","id":"b"}]}`, `Error: invalid arguments: duplicate key "id" in "list[0]"`},
 	}
 	for _, tt := range tests {
 		res := r.Execute(context.Background(), &tools.Exec{CallID: "c", Name: "mcp_tool", Args: json.RawMessage(tt.args)})

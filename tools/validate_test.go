@@ -2,7 +2,10 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -181,4 +184,56 @@ func FuzzValidateAgreesWithSchema(f *testing.F) {
 			t.Fatalf("args %s: got %q for a non-object", raw, mine)
 		}
 	})
+}
+
+// TestParseArgsDuplicateKeys: a key given twice in one object, at any
+// depth, compared exactly as decoded, makes the arguments invalid, with
+// one violation naming each repeated key and where it is.
+func TestParseArgsDuplicateKeys(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"file_path":"a","file_path":"b"}`, `duplicate key "file_path" in arguments`},
+		{` {"file_path" : "a" , "content":"x", "file_path":"a"}`, `duplicate key "file_path" in arguments`},
+		{`{"a":1,"\u0061":2}`, `duplicate key "a" in arguments`},
+		{`{"a\"b":1,"a\u0022b":2}`, `duplicate key "a"b" in arguments`},
+		{`{"x":{"k":1,"j":{},"k":[]}}`, `duplicate key "k" in "x"`},
+		{`{"s":[{"h":1},{"h":1,"p":2,"h":3,"h":4}]}`, `duplicate key "h" in "s[1]"`},
+		{`[{"a":1},[{"b":{"c":1,"c":2}}]]`, `duplicate key "c" in "[1][0].b"`},
+		{`{"a":1,"b":2,"a":3,"b":4,"a":5}`, `duplicate key "a" in arguments; duplicate key "b" in arguments`},
+		{`{"a":{"a":1},"b":{"a":1}}`, ""},
+		{`{"path":"a","PATH":"b","Path":"c"}`, ""}, // folded keys are the case-folding rule's
+		{`{"k":"{\"k\":1,\"k\":2}","v":["k","k"]}`, ""},
+		{"{\"\xff\":1,\"\xfe\":2}", `duplicate key "` + "\uFFFD" + `" in arguments`}, // both decode to U+FFFD
+	}
+	// Many keys in one object (past the small list): the last repeats one.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 40 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"k7":0}`)
+	tests = append(tests, struct{ raw, want string }{b.String(), `duplicate key "k7" in arguments`})
+	for _, tt := range tests {
+		_, err := ParseArgs(json.RawMessage(tt.raw))
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("ParseArgs(%q) = %v, want no error", tt.raw, err)
+			}
+			continue
+		}
+		var ae *ArgsError
+		if !errors.As(err, &ae) || err.Error() != "invalid arguments: "+tt.want || ae.ErrorCode() != CodeInvalidArgs {
+			t.Errorf("ParseArgs(%q) = %v, want ArgsError %q", tt.raw, err, tt.want)
+		}
+	}
+	// The count of violations is bounded.
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range 20 {
+		fmt.Fprintf(&many, `"k%d":1,"k%d":2,`, i, i)
+	}
+	many.WriteString(`"end":0}`)
+	var ae *ArgsError
+	if _, err := ParseArgs(json.RawMessage(many.String())); !errors.As(err, &ae) || len(ae.Violations) != maxDupViolations {
+		t.Errorf("20 repeated keys: %v, want %d violations", err, maxDupViolations)
+	}
 }
