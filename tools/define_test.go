@@ -253,7 +253,9 @@ func TestDuplicateKeyPresenters(t *testing.T) {
 			ran = true
 			return tools.Output{}, nil
 		},
-		Preview:       func(context.Context, *tools.Exec, pathArgs) (tools.ToolCallView, error) { return tools.GenericCall{Title: "p"}, nil },
+		Preview: func(context.Context, *tools.Exec, pathArgs) (tools.ToolCallView, error) {
+			return tools.GenericCall{Title: "p"}, nil
+		},
 		PresentCall:   func(a pathArgs) tools.ToolCallView { return tools.GenericCall{Title: a.Path} },
 		PresentStart:  func(a pathArgs) tools.ToolCallView { return tools.GenericCall{Title: a.Path} },
 		PresentResult: func(a pathArgs, _ tools.ResultInput) tools.ToolResultView { return tools.GenericResult{Title: a.Path} },
