@@ -27,16 +27,38 @@ const maxDupViolations = 8
 // The key is quoted as in the other violation texts (no escaping). nil
 // means no key is repeated.
 func duplicateKeys(data []byte) []string {
-	d := dupScanner{data: data}
-	d.value("")
+	d := dupScanner{data: data, steps: make([]dupStep, 0, 8)}
+	d.value()
 	return d.out
+}
+
+// dupStep is one step from a value to the one it is in: a member's key,
+// or (key nil) an array element's index.
+type dupStep struct {
+	key   []byte
+	index int
+}
+
+// place renders the steps to the value being read as the violation
+// texts name places: a.b, a[2] ("" for the arguments object).
+func (d *dupScanner) place() string {
+	path := ""
+	for _, st := range d.steps {
+		if st.key == nil {
+			path += "[" + strconv.Itoa(st.index) + "]"
+		} else {
+			path = joinKey(path, string(st.key))
+		}
+	}
+	return path
 }
 
 // dupScanner walks valid JSON text, looking only at object keys.
 type dupScanner struct {
-	data []byte
-	pos  int
-	out  []string
+	data  []byte
+	pos   int
+	steps []dupStep // to the value being read
+	out   []string
 }
 
 func (d *dupScanner) space() {
@@ -50,16 +72,15 @@ func (d *dupScanner) space() {
 	}
 }
 
-// value reads the value at pos (after blanks); path names it as the
-// violation texts do ("" for the arguments object).
-func (d *dupScanner) value(path string) {
+// value reads the value at pos (after blanks), which d.steps lead to.
+func (d *dupScanner) value() {
 	d.space()
 	if d.pos == len(d.data) {
 		return
 	}
 	switch d.data[d.pos] {
 	case '{':
-		d.object(path)
+		d.object()
 	case '[':
 		d.pos++
 		for i := 0; ; i++ {
@@ -68,7 +89,9 @@ func (d *dupScanner) value(path string) {
 				d.pos++
 				return
 			}
-			d.value(path + "[" + strconv.Itoa(i) + "]")
+			d.steps = append(d.steps, dupStep{index: i})
+			d.value()
+			d.steps = d.steps[:len(d.steps)-1]
 			d.space()
 			if d.pos < len(d.data) && d.data[d.pos] == ',' {
 				d.pos++
@@ -88,7 +111,7 @@ func (d *dupScanner) value(path string) {
 }
 
 // object reads an object at '{'.
-func (d *dupScanner) object(path string) {
+func (d *dupScanner) object() {
 	d.pos++ // '{'
 	var small [16][]byte
 	keys := small[:0]
@@ -143,8 +166,8 @@ func (d *dupScanner) object(path string) {
 			}
 			reported[string(key)] = true
 			where := "arguments"
-			if path != "" {
-				where = `"` + path + `"`
+			if len(d.steps) > 0 {
+				where = `"` + d.place() + `"`
 			}
 			d.out = append(d.out, `duplicate key "`+string(key)+`" in `+where)
 		}
@@ -152,7 +175,9 @@ func (d *dupScanner) object(path string) {
 		if d.pos < len(d.data) && d.data[d.pos] == ':' {
 			d.pos++
 		}
-		d.value(joinKey(path, string(key)))
+		d.steps = append(d.steps, dupStep{key: key})
+		d.value()
+		d.steps = d.steps[:len(d.steps)-1]
 	}
 }
 
