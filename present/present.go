@@ -96,7 +96,10 @@ type callState struct {
 	content   []acp.ToolCallContent
 	locations []acp.ToolCallLocation
 	previewed bool
-	path      string // the call card's first path, to relativize result titles
+	// startLocated says the start card (announceStart, from the members
+	// streamed so far) showed locations.
+	startLocated bool
+	path         string // the call card's first path, to relativize result titles
 }
 
 // NewPresenter returns a presenter for a session described by v.
@@ -293,6 +296,7 @@ func (p *Presenter) announceStart(c *callState, id string, t tools.Tool, v tools
 		return nil
 	}
 	c.announced, c.kind, c.path = true, parts.kind, parts.path
+	c.startLocated = len(parts.locations) > 0
 	content := parts.content
 	if len(content) == 0 {
 		content = nil
@@ -350,8 +354,17 @@ func (p *Presenter) showCall(c *callState, id string, args json.RawMessage) []ac
 			Locations: parts.locations, RawInput: rawInput(args), Meta: meta, Content: content})
 	}
 	w.title = parts.title
+	locations := parts.locations
+	if locations == nil && c.startLocated {
+		// The start card named a file that the whole arguments do not
+		// (for example arguments the tool refuses, such as a file_path
+		// given twice, where the first value streamed is not the one
+		// decoding takes): clear it, so the card never keeps pointing at
+		// a file the call does not touch.
+		locations = []acp.ToolCallLocation{}
+	}
 	return w.one(acp.ToolCallUpdate{ToolCallID: id, Title: &w.title, Kind: parts.kind,
-		Locations: parts.locations, RawInput: rawInput(args), Content: content})
+		Locations: locations, RawInput: rawInput(args), Content: content})
 }
 
 // toolPreview shows what a call is about to change (its preview hunks:

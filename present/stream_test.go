@@ -72,6 +72,20 @@ func strp(s string) *string { return &s }
 
 var streamCases = []presentCase{
 	{
+		name: "a start card's location is cleared when the whole arguments give no card: a path given twice is refused, the first one streamed is not the call's",
+		view: base, tools: streamTools(),
+		steps: []step{
+			{ev: start("d1", "open")},
+			{ev: input("d1", `{"path":"a"}`), want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"d1","title":"Open a","name":"open","kind":"read","status":"pending","locations":[{"path":"/proj/a"}]}`}},
+			{ev: input("d1", `{"path":"a","path":"b"}`)},
+			{ev: complete("d1", `{"path":"a","body":"x","path":"b"}`), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"d1","title":"open","kind":"other","locations":[],"rawInput":{"path":"a","body":"x","path":"b"}}`}},
+			{ev: failed(result("d1", `Error: invalid arguments: duplicate key "path" in arguments`)), want: []string{
+				`{"sessionUpdate":"tool_call_update","toolCallId":"d1","status":"failed","rawOutput":"Error: invalid arguments: duplicate key \"path\" in arguments","content":[{"type":"content","content":{"type":"text","text":"Error: invalid arguments: duplicate key \"path\" in arguments"}}]}`}},
+		},
+	},
+	{
 		name: "a file card is announced when its path has streamed, with its kind, title and absolute location; one tool_call",
 		view: base, tools: streamTools(),
 		steps: []step{
