@@ -67,6 +67,10 @@ func TestStdioServer(t *testing.T) {
 	if !r.IsError || r.Error == nil || r.Error.Code != tools.CodeInvalidArgs {
 		t.Errorf("invalid arguments: %+v", r)
 	}
+	r = f.call(context.Background(), "mcp__notes__read_note", `{"name":"todo","name":"x"}`)
+	if !r.IsError || r.Error == nil || r.Error.Code != tools.CodeInvalidArgs || tools.JoinText(r.Content) != `Error: invalid arguments: duplicate key "name" in arguments` {
+		t.Errorf("a name given twice: %+v", r)
+	}
 	for _, ev := range readEvents(events) {
 		if strings.HasPrefix(ev, "read_note") && ev != "read_note todo" {
 			t.Errorf("the server saw a call with invalid arguments: %q", ev)
@@ -85,6 +89,9 @@ func TestStdioServer(t *testing.T) {
 		!strings.Contains(cv.Content[0].Text, "Destructive") || !strings.Contains(cv.Content[0].Text, `"notes"`) ||
 		string(cv.RawInput) != `{"name":"todo","text":"x"}` {
 		t.Errorf("write_note card = %+v", cv)
+	}
+	if dv := read.CallView(json.RawMessage(`{"name":"todo","name":"other"}`)).(tools.GenericCall); dv.Title != "Read note" {
+		t.Errorf("read_note card of a name given twice = %+v, want no name in the title", dv)
 	}
 	rv := read.CallView(json.RawMessage(`{"name":"todo"}`)).(tools.GenericCall)
 	if rv.Title != "Read note: todo" || rv.Kind != tools.KindRead || len(rv.Content) != 0 {

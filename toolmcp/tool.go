@@ -181,6 +181,12 @@ var salientKeys = []string{"path", "file_path", "filePath", "file", "filename", 
 // with a string or number value, else the first required one that has
 // such a value; one line of at most 60 characters.
 func (d *toolDef) salient(args json.RawMessage) string {
+	// Arguments the registry refuses (a key given twice: decoding would
+	// pick one value, the server perhaps another) name nothing: the
+	// call never reaches the server.
+	if _, err := tools.ParseArgs(args); err != nil {
+		return ""
+	}
 	var m map[string]any
 	if json.Unmarshal(args, &m) != nil {
 		return ""
