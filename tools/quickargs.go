@@ -17,9 +17,9 @@ import (
 //
 // false means "not certain", not "invalid": the full path then decides
 // and words the violations, so every text stays the full path's. Besides
-// everything invalid, these give false: empty text, keys with escapes,
-// an enum value that is not a plain UTF-8 string, an unknown property
-// type, and an object level of more than 64 properties.
+// everything invalid, these give false: empty text, keys with escapes
+// or invalid UTF-8, an enum value that is not a plain UTF-8 string, an
+// unknown property type, and an object level of more than 64 properties.
 //
 // A key given twice in one object gives false: the full path refuses it
 // (ParseArgs, duplicateKeys). Keys are compared as raw bytes, which is
@@ -117,7 +117,9 @@ func (s *quickScanner) object(props []NamedProp, validate bool, n *keyNode) bool
 			return false
 		}
 		key := s.data[start:end]
-		if !s.newKey(base, start, end) {
+		if !utf8.Valid(key) || !s.newKey(base, start, end) {
+			// Keys of invalid UTF-8 decode to U+FFFD: two different ones
+			// may be the same key.
 			return false
 		}
 		s.space()

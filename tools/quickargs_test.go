@@ -195,6 +195,8 @@ var quickTexts = []string{
 	`{"s":"x","S":"y"}`,
 	`{"s":"x","b":true,"b":false,"extra":[1,{"s":"deep"}]}`,
 	`{"path":"a","offset":1,"path":"b"}`,
+	"{\"\x8b\":\"\",\"\x88\":0}", // both keys decode to U+FFFD: the same key
+	"{\"path\":\"a\",\"\xff\":1}",
 	`{"path":"a","pa\u0074h":"b"}`,
 	`{"path":"a","x":{"k":1,"k":1}}`,
 	`{"path":"a","x":[{"k":1},{"k":2,"j":3,"k":4}],"x":null}`,
