@@ -19,7 +19,7 @@ func TestDuplicateKeyArgsE2E(t *testing.T) {
 	t.Parallel()
 	write := [2]string{"write", `{"file_path":"a.txt","content":"x","file_path":"b.txt"}`}
 	read := [2]string{"read", `{"file_path":"c.txt","file_path":"d.txt"}`}
-	rec := e2etest.Replay(t, e2etest.ToolCallsChunked(3, write, read), e2etest.Text(nil, []string{"Done."}, "stop"))
+	rec := e2etest.Replay(t, e2etest.ToolCallsChunked(0, 3, write, read), e2etest.Text(nil, []string{"Done."}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec, mode: "default"})
 	for _, name := range []string{"c.txt", "d.txt"} {
 		if err := os.WriteFile(filepath.Join(h.cwd, name), []byte("secret "+name+"\n"), 0o644); err != nil {
@@ -44,7 +44,7 @@ func TestDuplicateKeyArgsE2E(t *testing.T) {
 	checkToolCallsEnd(t, us)
 	cards := mergeToolCalls(updatesOf(agentMsgs(t, h, 0), sid))
 	for i, c := range []struct{ step [2]string }{{write}, {read}} {
-		id := "call_00_" + string(rune('0'+i))
+		id := e2etest.CallID(0, i, c.step[0], c.step[1])
 		first, ok := h.announced(id)
 		if !ok {
 			t.Fatalf("%s: no card", c.step[0])
