@@ -192,6 +192,7 @@ func (h *harness) answerThenCommands(from int, sid, what string) []wireMsg {
 				if string(m.Params.Update["sessionUpdate"]) != `"available_commands_update"` {
 					h.t.Fatalf("%s: the first update after the answer is %s, want available_commands_update", what, m.Params.Update["sessionUpdate"])
 				}
+				h.clientHasCommands(sid, deadline)
 				return ms[:answer+1]
 			}
 		}
@@ -784,5 +785,31 @@ func TestSeveralSessions(t *testing.T) {
 	}
 	if textOf(updatesOf(agentMsgs(t, h, 0), b), "agent_message_chunk") != "Quick." {
 		t.Error("session b's answer went elsewhere")
+	}
+}
+
+// clientHasCommands waits, until deadline, for the client to have
+// decoded an available_commands_update of sid: the transcript records a
+// line as it is written, the client's list of updates a moment later,
+// so a test counting updates from here counts them all.
+func (h *harness) clientHasCommands(sid string, deadline time.Time) {
+	h.t.Helper()
+	for {
+		h.mu.Lock()
+		got := false
+		for _, n := range h.updates {
+			if string(n.SessionID) == sid && n.Update.SessionUpdateKind() == acp.UpdateAvailableCommands {
+				got = true
+				break
+			}
+		}
+		h.mu.Unlock()
+		if got {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the client never got the commands of %s", sid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
