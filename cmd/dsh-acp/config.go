@@ -179,8 +179,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	if fs.NArg() == 1 && (fs.Arg(0) == "login" || fs.Arg(0) == "logout") {
 		c.Command = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		printUsage(stderr, env)
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (run 'dsh-acp --help' for the commands and flags)", fs.Arg(0))
 	}
 	switch strings.ToLower(*logLevel) {
 	case "debug", "info", "warn", "error":
