@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,18 +19,9 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-var mcpBin struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if mcpBin.dir != "" {
-		os.RemoveAll(mcpBin.dir)
-	}
+	acptest.RemoveBuilt()
 	os.Exit(code)
 }
 
@@ -40,21 +29,7 @@ func TestMain(m *testing.M) {
 // once per test binary.
 func testMCPServer(t testing.TB) string {
 	t.Helper()
-	mcpBin.once.Do(func() {
-		if mcpBin.dir, mcpBin.err = os.MkdirTemp("", "bridge-mcp"); mcpBin.err != nil {
-			return
-		}
-		mcpBin.path = filepath.Join(mcpBin.dir, "mcpserver")
-		cmd := exec.Command("go", "build", "-o", mcpBin.path, "./toolmcp/testdata/mcpserver")
-		cmd.Dir = acptest.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mcpBin.err = fmt.Errorf("building the test MCP server: %v\n%s", err, out)
-		}
-	})
-	if mcpBin.err != nil {
-		t.Fatal(mcpBin.err)
-	}
-	return mcpBin.path
+	return acptest.Build(t, "./toolmcp/testdata/mcpserver")
 }
 
 // TestMCPServersConversion: every field of the three ACP transports

@@ -25,40 +25,17 @@ import (
 // session/load, through the real bridge over pipes, with the test MCP
 // server of toolmcp/testdata/mcpserver (built once per test binary).
 
-var mcpBin struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if mcpBin.dir != "" {
-		os.RemoveAll(mcpBin.dir)
-	}
+	acptest.RemoveBuilt()
 	os.Exit(code)
 }
 
-// testMCPServer returns the path of the test MCP server binary.
+// testMCPServer returns the path of toolmcp's test MCP server, built
+// once per test binary.
 func testMCPServer(t testing.TB) string {
 	t.Helper()
-	mcpBin.once.Do(func() {
-		mcpBin.dir, mcpBin.err = os.MkdirTemp("", "server-mcp")
-		if mcpBin.err != nil {
-			return
-		}
-		mcpBin.path = filepath.Join(mcpBin.dir, "mcpserver")
-		cmd := exec.Command("go", "build", "-o", mcpBin.path, "./toolmcp/testdata/mcpserver")
-		cmd.Dir = acptest.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mcpBin.err = fmt.Errorf("building the test MCP server: %v\n%s", err, out)
-		}
-	})
-	if mcpBin.err != nil {
-		t.Fatal(mcpBin.err)
-	}
-	return mcpBin.path
+	return acptest.Build(t, "./toolmcp/testdata/mcpserver")
 }
 
 // stdioMCP is an ACP stdio server entry for the test server named name,
@@ -334,7 +311,7 @@ func TestMCPAlwaysAllow(t *testing.T) {
 // use a transport nobody knows leave the session working with the other
 // server's tools, and the log names each server and the reason.
 func TestMCPServersThatFail(t *testing.T) {
-	var log syncLog
+	var log syncBuffer
 	model := newCapturingModel(t, e2etest.Text(nil, []string{"Fine."}, "stop"))
 	h := newHarness(t, harnessOpts{model: model, logs: &log})
 	h.initialize()
@@ -409,30 +386,12 @@ func TestMCPFailureNotices(t *testing.T) {
 	}
 }
 
-// syncLog collects log text from several goroutines.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestMCPSlowServerBound: a server that takes longer than the bound to
 // start delays session/new by the bound and no more; the first request
 // goes without its tools, which join once it is ready, for the next
 // request; a server that never answers fails after its start timeout.
 func TestMCPSlowServerBound(t *testing.T) {
-	var log syncLog
+	var log syncBuffer
 	model := newCapturingModel(t, e2etest.Text(nil, []string{"Early."}, "stop"), e2etest.Text(nil, []string{"Later."}, "stop"))
 	h := newHarness(t, harnessOpts{model: model, logs: &log}) // the default bound, 2 s
 	h.initialize()

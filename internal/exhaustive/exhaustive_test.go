@@ -1,7 +1,7 @@
 package exhaustive
 
 import (
-	"os"
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +52,7 @@ func TestFixtures(t *testing.T) {
 // TestRepository runs the analyzer over every package of this module,
 // tests included: no finding, and the switches that matter were seen.
 func TestRepository(t *testing.T) {
-	root := moduleRoot(t)
+	root := acptest.RepoRoot(t)
 	cfg := &packages.Config{Mode: packages.LoadSyntax, Dir: root, Tests: true}
 	pkgs, err := packages.Load(cfg, "./...")
 	if err != nil {
@@ -106,24 +106,5 @@ func TestRepository(t *testing.T) {
 		if !found {
 			t.Errorf("no switch over a closed set matching %q was checked (%d checked)", want, len(checked))
 		}
-	}
-}
-
-// moduleRoot is the directory of the go.mod above this package.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
 	}
 }
