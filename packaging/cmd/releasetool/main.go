@@ -63,14 +63,14 @@ func run(args []string) error {
 			return err
 		}
 		for _, t := range packaging.Targets {
-			fmt.Println(t.GOOS, t.GOARCH, t.Exe(), t.ArchiveName(v))
+			fmt.Println(t.GOOS, t.GOARCH, t.Exe(), t.ArchiveName(v)) // stdout-ok: the tool's output for release.sh
 		}
 	case "checksums-name":
 		v, err := version(args)
 		if err != nil {
 			return err
 		}
-		fmt.Println(packaging.ChecksumsName(v))
+		fmt.Println(packaging.ChecksumsName(v)) // stdout-ok
 	case "agent-json":
 		v, err := version(args)
 		if err != nil {
@@ -80,7 +80,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = os.Stdout.Write(b)
+		_, err = os.Stdout.Write(b) // stdout-ok
 		return err
 	case "archive":
 		if len(args) < 4 {

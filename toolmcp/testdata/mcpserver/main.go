@@ -282,6 +282,6 @@ func main() {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	fmt.Printf("URL http://%s/mcp\n", ln.Addr())
+	fmt.Printf("URL http://%s/mcp\n", ln.Addr()) // stdout-ok: the test server tells its test the URL
 	log.Fatal(http.Serve(ln, h))
 }

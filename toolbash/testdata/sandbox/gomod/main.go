@@ -3,6 +3,6 @@ package main
 
 import "fmt"
 
-func main() { fmt.Println(add(2, 3)) }
+func main() { fmt.Println(add(2, 3)) } // stdout-ok: a test program the sandbox builds and runs
 
 func add(a, b int) int { return a + b }
