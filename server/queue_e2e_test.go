@@ -271,3 +271,120 @@ func TestCancelQueueE2E(t *testing.T) {
 	waitFor(t, func() bool { return fm.requests() == 2 })
 	h.cancelPrompt(sid, again, 5*time.Second)
 }
+
+// kindsWithText lists the updates of us as "kind:text" for the message
+// chunks (with their messageId) and "kind:status" for the tool cards'
+// final updates, in order: the shape of a turn on the wire.
+func kindsWithText(us []map[string]json.RawMessage) []string {
+	var out []string
+	for _, u := range us {
+		var kind, id, status string
+		_ = json.Unmarshal(u["sessionUpdate"], &kind)
+		_ = json.Unmarshal(u["messageId"], &id)
+		_ = json.Unmarshal(u["status"], &status)
+		var c struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(u["content"], &c)
+		switch kind {
+		case acp.UpdateUserMessageChunk, acp.UpdateAgentMessageChunk:
+			out = append(out, kind+":"+id+":"+c.Text)
+		case acp.UpdateToolCallUpdate:
+			if status == "completed" || status == "failed" {
+				out = append(out, kind+":"+status)
+			}
+		}
+	}
+	return out
+}
+
+// TestSteeringE2E: a prompt with _meta.steering true sent while a
+// command runs joins the running turn: the command finishes, the
+// turn's next request carries its result and then the steering message,
+// the message is echoed as a user_message_chunk with its messageId, both
+// prompts answer end_turn when the turn ends, and session/load replays
+// the message in its place.
+func TestSteeringE2E(t *testing.T) {
+	t.Parallel()
+	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Steered."}, "stop"))
+	state := t.TempDir()
+	h := newHarness(t, harnessOpts{model: f.client("k"), stateDir: state})
+	sid := h.start(harnessOpts{})
+	first := sendPrompt(t, h, sid, "run it", nil)
+	waitRunning(t, h)
+	steer := sendPrompt(t, h, sid, "use the other file", map[string]any{"steering": true})
+	readBarrier(t, h)
+	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
+		t.Errorf("first prompt: %s", r)
+	}
+	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
+		t.Errorf("steering prompt: %s", r)
+	}
+	if n := f.requests(); n != 2 {
+		t.Fatalf("model requests = %d, want 2 (one turn, two steps)", n)
+	}
+	msgs := messagesOf(t, mb.body(2))
+	last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+	if last["role"] != "user" || messageText(last) != "use the other file" || prev["role"] != "tool" || !strings.Contains(messageText(prev), "finished") {
+		t.Errorf("the turn's second request ends with %v after %v, want the steering message after the command's result", last, prev)
+	}
+	want := []string{
+		"tool_call_update:completed",
+		"user_message_chunk:turn1-user-steer1:use the other file",
+		"agent_message_chunk:turn1-step2:Steered.",
+	}
+	live := kindsWithText(updatesOf(agentMsgs(t, h, 0), sid))
+	if strings.Join(live, "\n") != strings.Join(want, "\n") {
+		t.Errorf("live updates\n%s\nwant\n%s", strings.Join(live, "\n"), strings.Join(want, "\n"))
+	}
+	// Both answers follow the turn's last update.
+	if a, b := agentLineIndex(h, `"Steered."`), agentLineIndex(h, `"stopReason":"end_turn"`); a < 0 || b < a {
+		t.Errorf("an answer (line %d) came before the turn's text (line %d)", b, a)
+	}
+	h.stop()
+	h2 := newHarness(t, harnessOpts{model: f.client("k"), stateDir: state, cwd: h.cwd})
+	replay, err := h2.load(sid, h.cwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append([]string{"user_message_chunk:turn1-user:run it"}, want...)
+	if got := kindsWithText(replay); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("replayed updates\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSteeringFinalAnswerE2E: a steering prompt sent while the model
+// streams its final text makes one more request in the same turn, which
+// carries the answer and then the message.
+func TestSteeringFinalAnswerE2E(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f, mb := heldModel(t, release)
+	h := newHarness(t, harnessOpts{model: f.client("k")})
+	sid := h.start(harnessOpts{})
+	first := sendPrompt(t, h, sid, "zero", nil)
+	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
+	steer := sendPrompt(t, h, sid, "shorter", map[string]any{"steering": true})
+	readBarrier(t, h)
+	close(release)
+	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
+		t.Errorf("first prompt: %s", r)
+	}
+	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
+		t.Errorf("steering prompt: %s", r)
+	}
+	if n := f.requests(); n != 2 {
+		t.Fatalf("model requests = %d, want 2", n)
+	}
+	msgs := messagesOf(t, mb.body(2))
+	last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+	if messageText(last) != "shorter" || messageText(prev) != "one" {
+		t.Errorf("second request ends with %q after %q, want \"shorter\" after \"one\"", messageText(last), messageText(prev))
+	}
+	if got := kindsWithText(updatesOf(agentMsgs(t, h, 0), sid)); !strings.Contains(strings.Join(got, "\n"), "user_message_chunk:turn1-user-steer1:shorter\nagent_message_chunk:turn1-step2:answer 2") {
+		t.Errorf("updates %q: no steering echo before the turn's second answer", got)
+	}
+}
