@@ -340,7 +340,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	s.pres = present.NewPresenter(view, sessionLookup{b.cfg.Tools, ts})
 	tools.SetAdditionalDirectories(ts, dirs)
 	tools.SetNotifier(ts, func(n tools.Notice) { b.notify(s, n) })
-	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
+	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode, asks: &permAsks{}}
 	ts.Value(permKey{}, func() any { return s.perm })
 	tools.SetAsker(ts, &asker{b: b, s: s, elicit: caps.Elicitation != nil && caps.Elicitation.Form != nil})
 	if caps.FS != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
