@@ -87,7 +87,17 @@ func (b *Bridge) enqueue(ctx context.Context, s *liveSession, content []tools.Co
 	w := &waitingPrompt{ctx: ctx, content: content, steer: steer && !s.queue.final, done: make(chan struct{})}
 	s.queue.waiting = append(s.queue.waiting, w)
 	return func(ctx context.Context) (acp.PromptResponse, error) {
-		<-w.done
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			// The request was cancelled ($/cancel_request, shutdown):
+			// dropped while it waits; once its turn has started, that
+			// turn ends as a cancelled one does.
+			if s.dropWaiting(w) {
+				return acp.PromptResponse{StopReason: acp.StopCancelled}, nil
+			}
+			<-w.done
+		}
 		switch {
 		case w.cancelled:
 			return acp.PromptResponse{StopReason: acp.StopCancelled}, nil
@@ -133,17 +143,36 @@ func (s *liveSession) turnEnded(res promptResult) {
 		close(w.done)
 	}
 	s.queue.riders, s.queue.final = nil, false
-	if len(s.queue.waiting) == 0 {
-		s.cancel = nil
-		return
+	s.cancel = nil
+	for len(s.queue.waiting) > 0 && s.cancel == nil {
+		w := s.queue.waiting[0]
+		s.queue.waiting = s.queue.waiting[1:]
+		if w.ctx.Err() != nil {
+			// Its request was cancelled: no turn is logged for it.
+			w.cancelled = true
+		} else {
+			w.turnCtx, w.cancel = context.WithCancel(w.ctx)
+			s.cancel = w.cancel
+			s.turns++
+			w.first = s.turns == 1
+		}
+		close(w.done)
 	}
-	w := s.queue.waiting[0]
-	s.queue.waiting = s.queue.waiting[1:]
-	w.turnCtx, w.cancel = context.WithCancel(w.ctx)
-	s.cancel = w.cancel
-	s.turns++
-	w.first = s.turns == 1
-	close(w.done)
+}
+
+// dropWaiting removes w from s's waiting prompts and reports whether it
+// was still there (then it answers cancelled, and nothing else closes
+// its done).
+func (s *liveSession) dropWaiting(w *waitingPrompt) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.queue.waiting {
+		if x == w {
+			s.queue.waiting = append(s.queue.waiting[:i:i], s.queue.waiting[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // cancelWaiting drops every waiting prompt of s (s.mu held): each

@@ -256,6 +256,9 @@ func TestCancelQueueE2E(t *testing.T) {
 		all = append(all, sendPrompt(t, h, sid, p, nil))
 	}
 	readBarrier(t, h)
+	if code, msg := rpcError(t, h, "session/load", map[string]any{"sessionId": sid, "cwd": h.cwd, "mcpServers": []any{}}); code != acp.CodeInvalidParams {
+		t.Errorf("load while prompts wait: %d %q, want -32602", code, msg)
+	}
 	h.cancelPrompt(sid, running, 5*time.Second)
 	for i, ch := range all {
 		if r := stopReasonOf(t, ch); r != acp.StopCancelled {
