@@ -248,6 +248,12 @@ type Input struct {
 	// turn follows; Prompt is then logged as a prompt the model never
 	// sees (session.UserMessage.Local).
 	Compact *CompactRequest
+	// AtBoundary, when set, is called at each step boundary of the
+	// turn (final: the model gave its final answer, end_turn) from the
+	// turn's goroutine, with no lock of the agent held: it hands over
+	// the steering messages that arrived and says whether the turn ends
+	// there (see Boundary).
+	AtBoundary func(final bool) Boundary
 }
 
 // RunTurn runs one prompt turn from in, as Turn does.
@@ -257,7 +263,8 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	s.turn++
 	turn := s.turn
 	s.mu.Unlock()
-	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{}}
+	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{},
+		atBoundary: in.AtBoundary}
 	store := s.Store
 	t.startSeq = store.Emit(session.TurnStart{Turn: turn}).Seq
 	if in.Title != "" {
@@ -301,6 +308,10 @@ type turnRun struct {
 	// turn (compact.go).
 	startSeq     int64
 	compactTried bool
+	// atBoundary is Input.AtBoundary; steered counts the steering
+	// messages the turn took (boundary.go).
+	atBoundary func(final bool) Boundary
+	steered    int
 }
 
 // streamCall is one tool call of the model's answer while it streams:
@@ -350,7 +361,15 @@ func (t *turnRun) run(ctx context.Context) Outcome {
 		out, again := t.doStep(ctx)
 		t.emit(session.StepEnd{Turn: t.turn, Step: t.step})
 		if !again {
-			return out
+			// A final answer (or a question that ended the turn) still
+			// takes a steering message that came meanwhile.
+			if out.Err != nil || out.StopReason != session.EndTurn || ctx.Err() != nil || t.boundary(true) {
+				return out
+			}
+			continue
+		}
+		if t.boundary(false) {
+			return Outcome{StopReason: session.EndTurn}
 		}
 	}
 	return Outcome{StopReason: session.EndMaxTurnReqs}

@@ -133,11 +133,13 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return out
 	case session.UserMessage:
-		if !p.view.Replay {
+		// The editor shows the prompt it sent; a steering message is
+		// echoed live where the turn took it.
+		if !p.view.Replay && d.Steer == 0 {
 			return nil
 		}
 		var out []acp.Update
-		id := session.UserMessageID(d.Turn)
+		id := d.ID()
 		for _, c := range d.Shown() {
 			block := acp.TextBlock(c.Text)
 			if c.Type == tools.ContentImage {

@@ -116,6 +116,10 @@ type Options struct {
 	// (--compact-threshold); 0 turns automatic compaction off (/compact
 	// still works). Another value outside [0, 1] is an error from New.
 	CompactAt float64
+	// PromptQueue is how many prompts a session holds waiting behind its
+	// running turn (--prompt-queue); <= 0 means bridge.DefaultPromptQueue
+	// (8).
+	PromptQueue int
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
@@ -225,6 +229,7 @@ func New(o Options) (*Server, error) {
 		Auth:             o.Auth,
 		Images:           meter.Images,
 		OffersImages:     offersImages(meter, o),
+		PromptQueue:      o.PromptQueue,
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools

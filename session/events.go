@@ -83,6 +83,10 @@ type UserMessage struct {
 	Content []tools.Content `json:"content"`
 	Typed   []tools.Content `json:"typed,omitempty"`
 	Local   bool            `json:"local,omitempty"`
+	// Steer, from 1, numbers a message the user sent into the running
+	// turn (a steering prompt, logged where the turn took it: after a
+	// step's tool results); 0 for the prompt that started the turn.
+	Steer int `json:"steer,omitempty"`
 }
 
 // Shown is the prompt as the user wrote it: Typed when set, else

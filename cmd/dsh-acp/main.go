@@ -145,6 +145,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Titles:          cfg.Titles,
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
+		PromptQueue:     cfg.PromptQueue,
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
