@@ -100,6 +100,7 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 		}
 		c.Command, c.Dir = acc.Command, acc.Dir
 		c.Unsandboxed = acc.Unsandboxed
+		c.Host = acc.Host
 	}
 	return c
 }
@@ -206,7 +207,7 @@ func runPreviewed(ctx context.Context, tool tools.Tool, ex *tools.Exec, next too
 // what was stored (session.PermissionRule), so session/load restores it.
 func (p *permState) remember(c permission.Call, allow bool) {
 	r := p.mem.Remember(c, allow)
-	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Hosts: r.Hosts, Whole: r.Whole})
 	if err := p.s.agent.Store.Flush(); err != nil {
 		p.b.log.Warn("could not flush the session log", "session", p.s.id, "err", err)
 	}

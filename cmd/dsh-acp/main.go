@@ -145,6 +145,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Titles:          cfg.Titles,
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
+		Web:             webConfig(cfg, log),
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
