@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +47,8 @@ type direct struct {
 	userAgent string
 }
 
-func newDirect(allowPrivate bool, userAgent string) *direct {
-	d := &net.Dialer{Timeout: 10 * time.Second, Control: dialControl(allowPrivate)}
+func newDirect(reachable func(netip.AddrPort) bool, userAgent string) *direct {
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: dialControl(reachable)}
 	tr := &http.Transport{
 		// No proxy: a proxy would connect for us and the address check
 		// would judge the proxy, not the page's host.

@@ -37,20 +37,24 @@ var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 // DNS resolution, on the address actually connected to, for the first
 // request and every redirect, so a name that resolves to a private
 // address (or changes its answer between two lookups) is refused too.
-func dialControl(allowPrivate bool) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
-		if allowPrivate {
-			return nil
-		}
+// The policy says which addresses may be dialled (reachable).
+func dialControl(reachable func(netip.AddrPort) bool) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return fmt.Errorf("web_fetch: unexpected dial address %q: %w", address, err)
 		}
-		if !publicAddr(ap.Addr()) {
+		if !reachable(ap) {
 			return fmt.Errorf("%s: %w", ap.Addr(), errPrivate)
 		}
 		return nil
 	}
+}
+
+// reachableBy is the address policy of direct fetches: every address
+// with allowPrivate, else public ones only.
+func reachableBy(allowPrivate bool) func(netip.AddrPort) bool {
+	return func(ap netip.AddrPort) bool { return allowPrivate || publicAddr(ap.Addr()) }
 }
 
 // checkURL parses raw as a URL web_fetch accepts: http or https with a

@@ -150,7 +150,7 @@ func newWeb(cfg Config) *web {
 	w := &web{
 		searchURL: search, fetchURL: fetch,
 		api:    &api{keyHost: keyHost, key: key, client: client, userAgent: cfg.UserAgent, now: time.Now, sleep: sleepCtx},
-		direct: newDirect(cfg.AllowPrivate, cfg.UserAgent),
+		direct: newDirect(reachableBy(cfg.AllowPrivate), cfg.UserAgent),
 		log:    cfg.Log,
 	}
 	switch {
