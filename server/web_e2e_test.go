@@ -172,3 +172,121 @@ func checkWebCards(t *testing.T, us []acp.Update) {
 		t.Errorf("fetch card text %q", page)
 	}
 }
+
+// pageServer serves one HTML page at /doc and a redirect to it at /go.
+func pageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/doc":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<html><head><title>Local doc</title></head><body><h2>Usage</h2><p>Run <code>make</code>.</p></body></html>`)
+		case "/go":
+			http.Redirect(w, r, "/doc", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// webFetchTurn runs one turn whose model fetches each url in turn (one
+// call per step), with web_fetch fetching directly (no DeepSeek), and
+// returns the harness and session.
+func webFetchTurn(t *testing.T, mode string, allowPrivate bool, pc *permissionClient, urls ...string) (*harness, []acp.Update) {
+	t.Helper()
+	var steps []string
+	for i, u := range urls {
+		steps = append(steps, e2etest.ToolCallsAt(i, [2]string{"web_fetch", `{"url":"` + u + `"}`}))
+	}
+	steps = append(steps, e2etest.Text(nil, []string{"Read."}, "stop"))
+	web := &server.Web{BaseURL: "https://api.example.com/v1", AllowPrivate: allowPrivate}
+	h := newHarness(t, harnessOpts{replay: e2etest.Replay(t, steps...), mode: mode, options: func(o *server.Options) { o.Web = web }})
+	if pc != nil {
+		h.client.OnRequest = pc.handle
+	}
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "read the docs"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	us := h.sessionUpdates()
+	checkToolCallsEnd(t, us)
+	return h, us
+}
+
+// finalTexts are the text items of the final update of each card, in
+// order.
+func finalTexts(us []acp.Update) []string {
+	var out []string
+	for _, u := range us {
+		c, ok := u.(acp.ToolCallUpdate)
+		if !ok || !isFinal(c) {
+			continue
+		}
+		var b strings.Builder
+		for _, item := range c.Content {
+			if ct, ok := item.(acp.Content); ok && ct.Content.Type == acp.BlockText {
+				b.WriteString(ct.Content.Text)
+			}
+		}
+		out = append(out, string(c.Status)+": "+b.String())
+	}
+	return out
+}
+
+// TestWebFetchDirectE2E: without DeepSeek's Fetch API, web_fetch reads
+// the page itself (following a redirect, HTML as Markdown) when
+// --web-allow-private lets it reach the local server, and refuses the
+// loopback address without it.
+func TestWebFetchDirectE2E(t *testing.T) {
+	srv := pageServer(t)
+	_, us := webFetchTurn(t, "", true, nil, srv.URL+"/go")
+	got := finalTexts(us)
+	want := "completed: **Local doc**\n<" + srv.URL + "/doc>\n\n## Usage\n\nRun `make`."
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("card %q, want %q", got, want)
+	}
+	_, us = webFetchTurn(t, "", false, nil, srv.URL+"/doc")
+	got = finalTexts(us)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "failed: ") || !strings.Contains(got[0], "loopback, private or link-local") {
+		t.Errorf("without --web-allow-private: %q", got)
+	}
+}
+
+// TestWebFetchPermissionE2E: web_fetch asks per host in default mode
+// (the request shows the full URL; "Always allow" covers that host, not
+// another), asks in acceptEdits, and is refused in plan mode.
+func TestWebFetchPermissionE2E(t *testing.T) {
+	a, b := pageServer(t), pageServer(t)
+	// Two servers on 127.0.0.1: one host. A name for the same address
+	// is another host.
+	other := strings.Replace(b.URL, "127.0.0.1", "localhost", 1)
+	pc := &permissionClient{outcome: "allow-always"}
+	_, us := webFetchTurn(t, "default", true, pc, a.URL+"/doc", b.URL+"/go", other+"/doc")
+	if pc.count() != 2 {
+		t.Fatalf("asked %d times, want 2 (127.0.0.1 once, localhost once)", pc.count())
+	}
+	if title := pc.asked[0].ToolCall.Title; title == nil || *title != a.URL+"/doc" {
+		t.Errorf("first request's title %v, want the full URL", title)
+	}
+	if title := pc.asked[1].ToolCall.Title; title == nil || *title != other+"/doc" {
+		t.Errorf("second request's title %v", title)
+	}
+	if got := finalStatuses(us); got != "completed,completed,completed" {
+		t.Errorf("statuses %s", got)
+	}
+
+	pc = &permissionClient{outcome: "reject-once"}
+	_, us = webFetchTurn(t, "acceptEdits", true, pc, a.URL+"/doc")
+	if pc.count() != 1 || finalStatuses(us) != "failed" {
+		t.Errorf("acceptEdits: asked %d, statuses %s", pc.count(), finalStatuses(us))
+	}
+
+	pc = &permissionClient{outcome: "allow-once"}
+	_, us = webFetchTurn(t, "plan", true, pc, a.URL+"/doc")
+	got := finalTexts(us)
+	if pc.count() != 0 || len(got) != 1 || !strings.Contains(got[0], "plan mode") || !strings.HasPrefix(got[0], "failed") {
+		t.Errorf("plan: asked %d, cards %q", pc.count(), got)
+	}
+}
