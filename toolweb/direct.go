@@ -13,8 +13,11 @@ import (
 	"strings"
 	"time"
 
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -122,11 +125,7 @@ func (d *direct) fetch(ctx context.Context, rawURL string) (page, error) {
 	}
 	if kind == kindHTML {
 		p.Title = htmlTitle(text)
-		md, err := htmltomarkdown.ConvertString(text, converterDomain(final))
-		if err != nil {
-			return page{}, fmt.Errorf("%s: converting HTML to Markdown: %w", final, err)
-		}
-		text = md
+		text = toMarkdown(text, final)
 	}
 	p.Text = text
 	return p, nil
@@ -195,10 +194,21 @@ func htmlTitle(doc string) string {
 	}
 }
 
-// converterDomain makes relative links of the page absolute against its
-// final URL.
-func converterDomain(final string) converter.ConvertOptionFunc {
-	return converter.WithDomain(final)
+// markdown is the HTML to Markdown converter: CommonMark with GitHub's
+// tables and strikethrough. It is safe for concurrent use.
+var markdown = converter.NewConverter(converter.WithPlugins(base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(),
+	table.NewTablePlugin(), strikethrough.NewStrikethroughPlugin()))
+
+// toMarkdown converts the page doc read from final (its relative links
+// made absolute against final). A page the converter refuses (the HTML
+// parser gives up past 512 open elements) comes back as its HTML, after
+// a line saying so: a page to read beats none.
+func toMarkdown(doc, final string) string {
+	md, err := markdown.ConvertString(doc, converter.WithDomain(final))
+	if err != nil {
+		return "(The page could not be converted to Markdown: " + err.Error() + "; its HTML follows.)\n\n" + doc
+	}
+	return md
 }
 
 // retryAfter reads a Retry-After header (seconds or an HTTP date) as a

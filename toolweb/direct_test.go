@@ -162,3 +162,14 @@ func TestPublicAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdownTablesAndDeepPages(t *testing.T) {
+	md := toMarkdown(`<table><tr><th>name</th><th>value</th></tr><tr><td>a</td><td>1</td></tr></table><p><del>old</del></p>`, "https://x.example/")
+	if !strings.Contains(md, "| name | value |") || !strings.Contains(md, "| a    | 1     |") || !strings.Contains(md, "~~old~~") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	deep := strings.Repeat("<div>", 600) + "deep text" + strings.Repeat("</div>", 600)
+	if md := toMarkdown(deep, "https://x.example/"); !strings.HasPrefix(md, "(The page could not be converted to Markdown: ") || !strings.Contains(md, "deep text") {
+		t.Errorf("deep page: %.200s", md)
+	}
+}
