@@ -165,6 +165,10 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.rulesMode(), c)
+	if c.Class == tools.ClassNetwork && c.Host != "" {
+		// The title is the full URL; say what an "always" covers.
+		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
+	}
 	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was

@@ -270,6 +270,9 @@ func TestWebFetchPermissionE2E(t *testing.T) {
 	if title := pc.asked[0].ToolCall.Title; title == nil || *title != a.URL+"/doc" {
 		t.Errorf("first request's title %v, want the full URL", title)
 	}
+	if c := pc.asked[0].ToolCall.Content; len(c) == 0 || !strings.Contains(fmt.Sprint(c[len(c)-1]), "Sends a request to 127.0.0.1;") {
+		t.Errorf("first request's content %+v", c)
+	}
 	if title := pc.asked[1].ToolCall.Title; title == nil || *title != other+"/doc" {
 		t.Errorf("second request's title %v", title)
 	}
