@@ -83,8 +83,7 @@ func TestDirectTextBinaryAndStatus(t *testing.T) {
 
 func TestDirectRedirectsAndSize(t *testing.T) {
 	big := strings.Repeat("x", MaxBodyBytes+100)
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var n int
 		switch {
 		case r.URL.Path == "/big":
