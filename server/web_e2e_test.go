@@ -293,3 +293,59 @@ func TestWebFetchPermissionE2E(t *testing.T) {
 		t.Errorf("plan: asked %d, cards %q", pc.count(), got)
 	}
 }
+
+// TestWebRateLimitE2E: a 429 is retried once after its Retry-After; a
+// second one fails the call with the server's reason, and a failed call
+// costs nothing.
+func TestWebRateLimitE2E(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		// The first fetch gets one 429 and then its page; the second
+		// gets 429 twice.
+		if n == 1 || n >= 3 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"error":{"message":"Fetch rate limit for this domain exceeded"}}`)
+			return
+		}
+		fmt.Fprint(w, `{"title":"A","content":"page A"}`)
+	}))
+	defer api.Close()
+	steps := []string{
+		e2etest.ToolCallsAt(0, [2]string{"web_fetch", `{"url":"https://a.example/"}`}),
+		e2etest.ToolCallsAt(1, [2]string{"web_fetch", `{"url":"https://a.example/b"}`}),
+		e2etest.Text(nil, []string{"Done."}, "stop"),
+	}
+	web := &server.Web{BaseURL: api.URL, DeepSeek: true, Key: func() (string, error) { return "k", nil }}
+	h := newHarness(t, harnessOpts{replay: e2etest.Replay(t, steps...), options: func(o *server.Options) { freeModel(o); o.Web = web }})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "fetch twice"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	us := h.sessionUpdates()
+	got := finalTexts(us)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "completed: **A**") ||
+		!strings.Contains(got[1], "failed: Error: web fetch failed: "+api.URL+"/v1/tools/fetch answered HTTP 429: Fetch rate limit for this domain exceeded (rate limited, also after one retry") {
+		t.Errorf("cards %q", got)
+	}
+	mu.Lock()
+	n := calls
+	mu.Unlock()
+	if n != 4 {
+		t.Errorf("%d API requests, want 4 (each fetch retried once)", n)
+	}
+	var costs []float64
+	for _, u := range us {
+		if uu, ok := u.(acp.UsageUpdate); ok && uu.Cost != nil {
+			costs = append(costs, uu.Cost.Amount)
+		}
+	}
+	if fmt.Sprint(costs) != "[0 0.00075 0.00075]" {
+		t.Errorf("costs %v: one successful fetch, the failed one free", costs)
+	}
+}
