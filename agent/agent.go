@@ -663,7 +663,7 @@ func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time)
 	defer s.mu.Unlock()
 	p, ok := m.Price(model)
 	if !ok || !s.cost.known || (s.cost.currency != "" && s.cost.currency != p.Currency) {
-		s.cost = costState{}
+		s.cost, s.pending = costState{}, nil
 		return nil
 	}
 	// Rounded to 1e-10 (a ten-billionth of the currency unit) so that
