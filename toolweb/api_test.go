@@ -254,3 +254,28 @@ func TestRecordReplay(t *testing.T) {
 		t.Errorf("past the recording: %v", err)
 	}
 }
+
+// A direct fetch is recorded as the page it read and replayed without
+// the network.
+func TestRecordReplayDirect(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<title>Local</title><p>hello <i>there</i></p>")
+	}))
+	dir := t.TempDir()
+	rec := Tools(Config{BaseURL: "https://api.example.com", AllowPrivate: true, Record: dir})
+	live, err := run(t, byName(t, rec, FetchName), `{"url":"`+srv.URL+`/p"}`)
+	srv.Close()
+	if err != nil || !strings.Contains(tools.JoinText(live.Content), "hello *there*") || live.Charge != nil {
+		t.Fatalf("live: %+v, %v", live, err)
+	}
+	rep := Tools(Config{BaseURL: "https://api.example.com", Replay: dir})
+	again, err := run(t, byName(t, rep, FetchName), `{"url":"`+srv.URL+`/p"}`)
+	if err != nil || tools.JoinText(again.Content) != tools.JoinText(live.Content) || string(again.Meta) != string(live.Meta) {
+		t.Errorf("replayed %+v, %v", again, err)
+	}
+	if _, err := run(t, byName(t, Tools(Config{BaseURL: "https://api.example.com", DeepSeek: true, Replay: dir}), FetchName), `{"url":"https://x.example/"}`); err == nil ||
+		!strings.Contains(err.Error(), "records a page call, but this call is a fetch") {
+		t.Errorf("a fetch answered by a page recording: %v", err)
+	}
+}
