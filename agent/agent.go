@@ -121,6 +121,9 @@ type Session struct {
 	usedIDs  map[string]bool
 	settings Settings
 	cost     costState
+	// pending are the charges of tool calls (tools.Charge) not yet added
+	// to cost: the next usage event adds them.
+	pending []tools.Charge
 }
 
 // costState is a session's cumulative cost: known while every response
@@ -164,8 +167,13 @@ func (s *Session) prepare() {
 				}
 				unaccounted = true
 			}
+		case session.ToolResult:
+			if d.Charge != nil {
+				s.pending = append(s.pending, *d.Charge)
+			}
 		case session.ContextUsage:
 			unaccounted = false
+			s.pending = nil
 			if d.Cost == nil {
 				s.cost = costState{}
 			} else if s.cost.known {
@@ -312,6 +320,9 @@ type turnRun struct {
 	// messages the turn took (boundary.go).
 	atBoundary func(final bool) Boundary
 	steered    int
+	// billed counts the turn's billed tool calls by charge kind (the
+	// usage events report it).
+	billed map[string]int
 }
 
 // streamCall is one tool call of the model's answer while it streams:
@@ -659,6 +670,7 @@ func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm
 	ev := session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
 		Used: int64(max(u.PromptTokens, 0)) + int64(max(u.CompletionTokens, 0)), Size: int64(m.Size(model))}
 	ev.Cost = t.s.addCost(m, model, *u, t.a.cfg.Now())
+	ev.Calls = t.billedCalls()
 	t.emit(ev)
 }
 
@@ -670,12 +682,17 @@ func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time)
 	defer s.mu.Unlock()
 	p, ok := m.Price(model)
 	if !ok || !s.cost.known || (s.cost.currency != "" && s.cost.currency != p.Currency) {
-		s.cost = costState{}
+		s.cost, s.pending = costState{}, nil
 		return nil
 	}
 	// Rounded to 1e-10 (a ten-billionth of the currency unit) so that
 	// sums read as the prices do, not as binary fractions.
-	s.cost.amount = math.Round((s.cost.amount+p.Cost(u, at))*1e10) / 1e10
+	amount := s.cost.amount + p.Cost(u, at)
+	if !s.addPending(&amount, p.Currency) {
+		s.cost = costState{}
+		return nil
+	}
+	s.cost.amount = math.Round(amount*1e10) / 1e10
 	s.cost.currency = p.Currency
 	return &session.Cost{Amount: s.cost.amount, Currency: s.cost.currency}
 }
@@ -733,7 +750,10 @@ func (t *turnRun) result(id string, r tools.Result, cancelled, notRun bool) {
 	delete(t.open, id)
 	delete(t.streamed, id)
 	t.emit(session.ToolResult{Turn: t.turn, Step: t.step, CallID: id, Content: r.Content, IsError: r.IsError,
-		Error: r.Error, Meta: r.Meta, Cancelled: cancelled, NotRun: notRun})
+		Error: r.Error, Meta: r.Meta, Cancelled: cancelled, NotRun: notRun, Charge: r.Charge})
+	if r.Charge != nil && !r.IsError {
+		t.charge(*r.Charge)
+	}
 }
 
 // closeOpen fails every announced call that has no result yet (none of

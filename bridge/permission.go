@@ -103,6 +103,7 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 		}
 		c.Command, c.Dir = acc.Command, acc.Dir
 		c.Unsandboxed = acc.Unsandboxed
+		c.Host = acc.Host
 	}
 	return c
 }
@@ -171,6 +172,10 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.rulesMode(), c)
+	if c.Class == tools.ClassNetwork && c.Host != "" {
+		// The title is the full URL; say what an "always" covers.
+		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
+	}
 	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
 	if out.covered {
 		// Another request's "always" answer covered this call and
@@ -229,7 +234,7 @@ func runPreviewed(ctx context.Context, tool tools.Tool, ex *tools.Exec, next too
 // what was stored (session.PermissionRule), so session/load restores it.
 func (p *permState) remember(c permission.Call, allow bool) {
 	r := p.mem.Remember(c, allow)
-	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Hosts: r.Hosts, Whole: r.Whole})
 	if err := p.s.agent.Store.Flush(); err != nil {
 		p.b.log.Warn("could not flush the session log", "session", p.s.id, "err", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 	"github.com/dsh-acp/dsh-acp/toolsearch"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
+	"github.com/dsh-acp/dsh-acp/toolweb"
 )
 
 // Options is what a Server is built from. Client is required; every other
@@ -127,7 +128,15 @@ type Options struct {
 	// else needs to know it. A tool that fails to register (a name
 	// already taken, an invalid schema) is an error from New.
 	Tools []tools.Tool
+	// Web, when set, registers the web tools after the default ones:
+	// web_search where the endpoint has a Search API, and web_fetch
+	// (toolweb.Tools). Nil registers neither.
+	Web *Web
 }
+
+// Web is what the web tools are built from (toolweb.Config, for
+// Options.Web).
+type Web = toolweb.Config
 
 // ThinkingLevels are the ids of the thinking option's values
 // (Options.ThinkingDefault), in the order the option lists them.
@@ -187,6 +196,9 @@ func New(o Options) (*Server, error) {
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)
+	if o.Web != nil {
+		all = append(all, toolweb.Tools(*o.Web)...)
+	}
 	all = append(all, o.Tools...)
 	for _, t := range all {
 		if err := reg.Register(t); err != nil {

@@ -83,6 +83,11 @@ type config struct {
 	PromptQueue int
 	// CommandsDir is the user's slash command folder.
 	CommandsDir string
+	// WebSearchURL and WebFetchURL override the Search and Fetch API
+	// endpoints ("" when not given); WebAllowPrivate lets web_fetch
+	// reach loopback and private addresses.
+	WebSearchURL, WebFetchURL string
+	WebAllowPrivate           bool
 	// keySeen, when set, is told each key the model client is about to
 	// send (main: the trace's redactor learns a key a login stored while
 	// the agent runs).
@@ -104,6 +109,7 @@ type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
 	titles, compactAt                                                                                       *string
 	promptQueue                                                                                             *string
+	webAllowPrivate                                                                                         *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -131,6 +137,9 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
+	fs.StringVar(&c.WebSearchURL, "web-search-url", get("DSH_WEB_SEARCH_URL", ""), "web_search's endpoint, a DeepSeek-compatible Search API (default on DeepSeek's API: {origin}/v1/tools/search; none elsewhere, and no web_search; env DSH_WEB_SEARCH_URL)")
+	fs.StringVar(&c.WebFetchURL, "web-fetch-url", get("DSH_WEB_FETCH_URL", ""), "web_fetch's endpoint, a DeepSeek-compatible Fetch API (default on DeepSeek's API: {origin}/v1/tools/fetch; elsewhere web_fetch reads pages itself; env DSH_WEB_FETCH_URL)")
+	v.webAllowPrivate = fs.String("web-allow-private", get("DSH_WEB_ALLOW_PRIVATE", "0"), "1: web_fetch may reach loopback, private and link-local addresses (refused by default; env DSH_WEB_ALLOW_PRIVATE)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
 }
@@ -243,6 +252,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	c.CompactAt = float64(pct) / 100
 	if c.PromptQueue, err = strconv.Atoi(*v.promptQueue); err != nil || c.PromptQueue < 1 {
 		return c, fmt.Errorf("--prompt-queue (or DSH_PROMPT_QUEUE) must be a positive integer, got %q", *v.promptQueue)
+	}
+	if err := parseWeb(&c, *v.webAllowPrivate); err != nil {
+		return c, err
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)

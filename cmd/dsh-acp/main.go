@@ -146,6 +146,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
 		PromptQueue:     cfg.PromptQueue,
+		Web:             webConfig(cfg, log),
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
