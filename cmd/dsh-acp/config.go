@@ -106,7 +106,7 @@ type flagValues struct {
 // from get (the environment, then the built-in default).
 func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string) flagValues {
 	var v flagValues
-	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error; debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
+	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error; warn (the default) writes only what needs the user's attention, info adds routine events, debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
 	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
 	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
 	v.maxSteps = fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
