@@ -137,9 +137,9 @@ func printUsage(w io.Writer, env func(string) (string, bool)) {
 	fs.SetOutput(w)
 	defineFlags(fs, &config{}, envGetter(env))
 	fmt.Fprintf(w, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
-	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp login            store the API key for the endpoint (asks in the terminal)\n  dsh-acp logout           remove the stored API key\n  dsh-acp help             print this help\n\nFlags:\n")
-	fs.PrintDefaults()
-	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key, else the one `dsh-acp login` stored; DSH_STATE_DIR the session state directory.\n")
+	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp login            store the API key for the endpoint (asks in the terminal)\n  dsh-acp logout           remove the stored API key\n  dsh-acp help             print this help\n\nFlags (one dash works too: -max-steps 8):\n")
+	printFlags(w, fs)
+	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key, else the one\n`dsh-acp login` stored; DSH_STATE_DIR the session state directory.\n")
 }
 
 // envGetter returns env's value of name when set and not empty, else def.
