@@ -39,8 +39,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			// flags given with them, which apply).
 			args = append(append([]string{}, args[1:]...), "--"+args[0])
 		case "login", "logout":
-			// Flags may follow the subcommand; parseConfig takes it last.
-			args = append(append([]string{}, args[1:]...), args[0])
+			// Flags may follow the subcommand; parseConfig takes it last,
+			// followed by login's own --no-check.
+			var rest, own []string
+			for _, a := range args[1:] {
+				if args[0] == "login" && isNoCheck(a) {
+					own = append(own, a)
+				} else {
+					rest = append(rest, a)
+				}
+			}
+			args = append(append(rest, args[0]), own...)
 		}
 	}
 	cfg, err := parseConfig(args, os.LookupEnv, stderr)
