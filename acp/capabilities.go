@@ -109,7 +109,11 @@ type SessionCapabilities struct {
 	Close                 *Empty `json:"close,omitempty"`
 	Fork                  *Empty `json:"fork,omitempty"`
 	Title                 *Empty `json:"title,omitempty"`
-	Meta                  Meta   `json:"_meta,omitempty"`
+	// Archive and Status are in the unstable schema only
+	// (SessionArchiveCapabilities, SessionStatusCapabilities).
+	Archive *Empty `json:"archive,omitempty"`
+	Status  *Empty `json:"status,omitempty"`
+	Meta    Meta   `json:"_meta,omitempty"`
 }
 
 // AgentAuthCapabilities lists the optional auth methods the agent serves
@@ -117,6 +121,8 @@ type SessionCapabilities struct {
 // when the agent is a [Logouter].
 type AgentAuthCapabilities struct {
 	Logout *Empty `json:"logout,omitempty"`
+	// Status is in the unstable schema only (AuthStatusCapabilities).
+	Status *Empty `json:"status,omitempty"`
 	Meta   Meta   `json:"_meta,omitempty"`
 }
 

@@ -108,6 +108,7 @@ type Bridge struct {
 	loads loadState     // sessions being loaded (load.go)
 	index session.Index // what session/list has read of the logs (list.go)
 	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
+	auth  authState     // the auth status the editor last heard (authstatus.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -244,6 +245,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	b.mu.Unlock()
 	// The model list is asked for now, so that session/new rarely waits.
 	b.cfg.Models.Start()
+	b.auth.swap(b.authStatus()) // what auth/status_update compares with
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},

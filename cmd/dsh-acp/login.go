@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/server"
@@ -36,7 +37,7 @@ func keySource(cfg config) credentials.Source {
 // runs (this executable, with --base-url when the endpoint is not the
 // default, so the key is checked and stored for the endpoint the agent
 // uses), the check before each prompt (none with --replay, which needs
-// no key) and logout.
+// no key), the keys auth/status lists, and logout.
 func authFor(cfg config) server.Auth {
 	src := keySource(cfg)
 	a := server.Auth{LoginArgs: []string{"login"}}
@@ -45,6 +46,14 @@ func authFor(cfg config) server.Auth {
 	}
 	if cfg.Replay == "" {
 		a.Check = src.Check
+		a.Accounts = func() []acp.AuthAccount {
+			var out []acp.AuthAccount
+			for _, k := range src.Accounts() {
+				active := k.Active
+				out = append(out, acp.AuthAccount{Label: k.Label, Active: &active})
+			}
+			return out
+		}
 	}
 	a.Logout = func() error {
 		if cfg.Credentials == "" {
