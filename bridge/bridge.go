@@ -131,6 +131,8 @@ type liveSession struct {
 	dirs []string
 	// notices: the editor advertised `session.notices`.
 	notices bool
+	// fails shows failures as cards where notices is false (failcards.go).
+	fails failureCards
 	view    present.View
 	agent   *agent.Session
 	pres    *present.Presenter
@@ -465,12 +467,16 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	s.mu.Unlock()
 	return func(ctx context.Context) (acp.PromptResponse, error) {
 		defer func() {
+			s.fails.end()
 			s.mu.Lock()
 			s.cancel = nil
 			s.mu.Unlock()
 			cancel()
 			b.releaseLog(s)
 		}()
+		if !s.notices {
+			b.turnFailures(s)
+		}
 		// A resumed session's log is decoded here, at its first turn.
 		if err := s.agent.Store.Ready(); err != nil {
 			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
