@@ -133,9 +133,9 @@ type liveSession struct {
 	notices bool
 	// fails shows failures as cards where notices is false (failcards.go).
 	fails failureCards
-	view    present.View
-	agent   *agent.Session
-	pres    *present.Presenter
+	view  present.View
+	agent *agent.Session
+	pres  *present.Presenter
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
