@@ -131,11 +131,12 @@ type liveSession struct {
 	dirs []string
 	// notices: the editor advertised `session.notices`.
 	notices bool
+	view    present.View
+	agent   *agent.Session
+	pres    *present.Presenter
+
 	// fails shows failures as cards where notices is false (failcards.go).
 	fails failureCards
-	view  present.View
-	agent *agent.Session
-	pres  *present.Presenter
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
