@@ -137,5 +137,7 @@ type AgentCapabilities struct {
 	McpCapabilities     *McpCapabilities       `json:"mcpCapabilities,omitempty"`
 	SessionCapabilities *SessionCapabilities   `json:"sessionCapabilities,omitempty"`
 	Auth                *AgentAuthCapabilities `json:"auth,omitempty"`
-	Meta                Meta                   `json:"_meta,omitempty"`
+	// Providers is in the unstable schema only (ProvidersCapabilities).
+	Providers *Empty `json:"providers,omitempty"`
+	Meta      Meta   `json:"_meta,omitempty"`
 }

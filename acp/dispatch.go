@@ -82,6 +82,10 @@ func agentMethods() []method {
 		{MethodSessionUnarchive, handle(SessionArchiver.UnarchiveSession, paramsRequired), nil},
 		{MethodSessionStatus, handle(SessionStatuser.SessionStatus, paramsRequired),
 			func(c *AgentCapabilities) { c.SessionCapabilities.Status = &Empty{} }},
+		{MethodProvidersList, handle(ProviderConfigurer.ListProviders, paramsOptional),
+			func(c *AgentCapabilities) { c.Providers = &Empty{} }},
+		{MethodProvidersSet, handle(ProviderConfigurer.SetProvider, paramsRequired), nil},
+		{MethodProvidersDisable, handle(ProviderConfigurer.DisableProvider, paramsRequired), nil},
 	}
 }
 
@@ -105,8 +109,8 @@ func initialize(a Agent, ctx context.Context, p InitializeRequest) (InitializeRe
 // sessionCapabilities list, close, resume, delete, fork and title
 // (SessionLister, SessionCloser, SessionResumer, SessionDeleter,
 // SessionForker, SessionTitleSetter), archive and status
-// (SessionArchiver, SessionStatuser), and auth.logout and auth.status
-// (Logouter, AuthStatuser). Other fields of c are kept; a
+// (SessionArchiver, SessionStatuser), auth.logout and auth.status
+// (Logouter, AuthStatuser), and providers (ProviderConfigurer). Other fields of c are kept; a
 // sessionCapabilities or auth object left empty is dropped.
 func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 	sc, auth := SessionCapabilities{}, AgentAuthCapabilities{}
@@ -116,7 +120,7 @@ func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 	if c.Auth != nil {
 		auth = *c.Auth
 	}
-	c.LoadSession = false
+	c.LoadSession, c.Providers = false, nil
 	sc.List, sc.Close, sc.Resume, sc.Delete, sc.Fork, sc.Title = nil, nil, nil, nil, nil, nil
 	sc.Archive, sc.Status = nil, nil
 	auth.Logout, auth.Status = nil, nil

@@ -148,6 +148,16 @@ func (a fullAgent) UnarchiveSession(context.Context, UnarchiveSessionRequest) (U
 func (a fullAgent) SessionStatus(context.Context, SessionStatusRequest) (SessionStatusResponse, error) {
 	return SessionStatusResponse{Status: SessionSaved}, nil
 }
+func (a fullAgent) ListProviders(context.Context, ListProvidersRequest) (ListProvidersResponse, error) {
+	a.called(MethodProvidersList)
+	return ListProvidersResponse{Providers: []ProviderInfo{}}, nil
+}
+func (a fullAgent) SetProvider(context.Context, SetProviderRequest) (SetProviderResponse, error) {
+	return SetProviderResponse{}, nil
+}
+func (a fullAgent) DisableProvider(context.Context, DisableProviderRequest) (DisableProviderResponse, error) {
+	return DisableProviderResponse{}, nil
+}
 
 // rpcPeer drives a connection as the editor would.
 type rpcPeer struct {
@@ -252,12 +262,12 @@ func TestMethodTableErrors(t *testing.T) {
 		}
 		optional[m.name] = true
 	}
-	if len(optional) != 3 || !optional[MethodSessionList] || !optional[MethodLogout] || !optional[MethodAuthStatus] {
-		t.Errorf("methods answered without params: %v, want session/list, logout and auth/status", optional)
+	if len(optional) != 4 || !optional[MethodSessionList] || !optional[MethodLogout] || !optional[MethodAuthStatus] || !optional[MethodProvidersList] {
+		t.Errorf("methods answered without params: %v, want session/list, logout, auth/status and providers/list", optional)
 	}
 	base.mu.Lock()
 	defer base.mu.Unlock()
-	if strings.Join(base.calls, ",") != MethodSessionList+","+MethodLogout+","+MethodAuthStatus {
+	if strings.Join(base.calls, ",") != MethodSessionList+","+MethodLogout+","+MethodAuthStatus+","+MethodProvidersList {
 		t.Errorf("the agent saw %v", base.calls)
 	}
 }

@@ -154,3 +154,75 @@ var _ AuthStatusUpdater = (*Conn)(nil)
 func (c *Conn) AuthStatusUpdate(_ context.Context, n AuthStatusUpdateNotification) error {
 	return c.Notify(MethodAuthStatusUpdate, n)
 }
+
+// LLM protocols (schema type LlmProtocol) this agent speaks.
+const ProtocolOpenAI = "openai"
+
+// ListProvidersRequest is the params of `providers/list` (schema type
+// ListProvidersRequest).
+type ListProvidersRequest struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ProviderCurrentConfig is a provider's routing without secrets (schema
+// type ProviderCurrentConfig).
+type ProviderCurrentConfig struct {
+	APIType string `json:"apiType"`
+	BaseURL string `json:"baseUrl"`
+	Meta    Meta   `json:"_meta,omitempty"`
+}
+
+// ProviderInfo is one provider (schema type ProviderInfo); Current nil
+// means disabled.
+type ProviderInfo struct {
+	ProviderID string                 `json:"providerId"`
+	Supported  []string               `json:"supported"`
+	Required   bool                   `json:"required"`
+	Current    *ProviderCurrentConfig `json:"current,omitempty"`
+	Meta       Meta                   `json:"_meta,omitempty"`
+}
+
+// ListProvidersResponse is the result of `providers/list` (schema type
+// ListProvidersResponse).
+type ListProvidersResponse struct {
+	Providers []ProviderInfo `json:"providers"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+// SetProviderRequest is the params of `providers/set` (schema type
+// SetProviderRequest): the whole configuration of one provider; Headers
+// may carry its key (Authorization).
+type SetProviderRequest struct {
+	ProviderID string            `json:"providerId"`
+	APIType    string            `json:"apiType"`
+	BaseURL    string            `json:"baseUrl"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Meta       Meta              `json:"_meta,omitempty"`
+}
+
+// SetProviderResponse is the result of `providers/set` (schema type
+// SetProviderResponse).
+type SetProviderResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// DisableProviderRequest is the params of `providers/disable` (schema
+// type DisableProviderRequest).
+type DisableProviderRequest struct {
+	ProviderID string `json:"providerId"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+// DisableProviderResponse is the result of `providers/disable` (schema
+// type DisableProviderResponse).
+type DisableProviderResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ProviderConfigurer serves `providers/list`, `providers/set` and
+// `providers/disable` (agentCapabilities.providers; unstable schema).
+type ProviderConfigurer interface {
+	ListProviders(ctx context.Context, p ListProvidersRequest) (ListProvidersResponse, error)
+	SetProvider(ctx context.Context, p SetProviderRequest) (SetProviderResponse, error)
+	DisableProvider(ctx context.Context, p DisableProviderRequest) (DisableProviderResponse, error)
+}

@@ -58,6 +58,9 @@ type Config struct {
 	// for it, and sessions answered without it get a
 	// config_option_update when it arrives.
 	Models *llm.ModelList
+	// Providers, when set, offers the providers/* methods over the model
+	// endpoint (providers.go).
+	Providers *Providers
 	// ModelsWait bounds that wait; 0 means DefaultModelsWait.
 	ModelsWait time.Duration
 	// KnownModels are the models the model option offers, after the
@@ -109,6 +112,7 @@ type Bridge struct {
 	index session.Index // what session/list has read of the logs (list.go)
 	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
 	auth  authState     // the auth status the editor last heard (authstatus.go)
+	prov  providerState // what providers/set told (providers.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -192,6 +196,9 @@ var (
 func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 	return acp.NewAgentConnLimits(r, w, func(c acp.Client) acp.Agent {
 		b.client = c
+		if b.cfg.Providers != nil {
+			return providerAgent{b} // providers.go
+		}
 		return b
 	}, b.log, b.cfg.Limits)
 }

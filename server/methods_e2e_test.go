@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/bridge"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // schemaAgentMethods are the methods of the pinned schemas (stable and
@@ -55,7 +56,8 @@ func schemaAgentMethods(t *testing.T) []string {
 // logout; session/archive of an open session closes it and hides it from
 // the default list (the archived filter shows it, a bad filter is
 // -32602), it stays loadable and unarchive lists it again;
-// session/status answers open, saved or -32002 with the id.
+// session/status answers open, saved or -32002 with the id; the
+// providers/* methods are offered when the server has providers.
 func TestEveryAgentMethod(t *testing.T) {
 	var hasKey atomic.Bool
 	hasKey.Store(true)
@@ -75,7 +77,10 @@ func TestEveryAgentMethod(t *testing.T) {
 			return []acp.AuthAccount{{Label: "API key for https://api.deepseek.com (dsh-acp login)", Active: &yes}}
 		}}
 	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"Hello."}, "stop"))
-	h := newHarness(t, harnessOpts{replay: rec, auth: &auth})
+	var routed []string
+	h := newHarness(t, harnessOpts{replay: rec, auth: &auth, options: func(o *server.Options) {
+		o.Providers = &server.Providers{MainURL: "https://api.deepseek.com", Route: func(u, _ string) { routed = append(routed, u) }}
+	}})
 	done := map[string]bool{}
 	call := func(method string, params, result any) {
 		t.Helper()
@@ -97,8 +102,8 @@ func TestEveryAgentMethod(t *testing.T) {
 	var ir acp.InitializeResponse
 	call(acp.MethodInitialize, map[string]any{"protocolVersion": 1}, &ir)
 	sc, ac := ir.AgentCapabilities.SessionCapabilities, ir.AgentCapabilities.Auth
-	if sc == nil || sc.Archive == nil || sc.Status == nil || ac == nil || ac.Status == nil || ac.Logout == nil {
-		t.Errorf("initialize does not advertise archive, status, auth.status and logout: %+v %+v", sc, ac)
+	if sc == nil || sc.Archive == nil || sc.Status == nil || ac == nil || ac.Status == nil || ac.Logout == nil || ir.AgentCapabilities.Providers == nil {
+		t.Errorf("initialize does not advertise archive, status, auth.status, logout and providers: %+v %+v", sc, ac)
 	}
 	call(acp.MethodAuthenticate, map[string]any{"methodId": "login"}, nil)
 	var pr acp.PromptResponse
@@ -199,6 +204,15 @@ func TestEveryAgentMethod(t *testing.T) {
 		t.Errorf("auth/status after logout: %+v", as)
 	}
 
+	// Providers (routing through a real endpoint: TestProviders).
+	var lp acp.ListProvidersResponse
+	call(acp.MethodProvidersList, nil, &lp)
+	call(acp.MethodProvidersSet, map[string]any{"providerId": "alt", "apiType": "openai", "baseUrl": "http://127.0.0.1:1"}, nil)
+	call(acp.MethodProvidersDisable, map[string]any{"providerId": "alt"}, nil)
+	if len(lp.Providers) != 1 || lp.Providers[0].ProviderID != "main" || strings.Join(routed, " ") != "http://127.0.0.1:1 https://api.deepseek.com" {
+		t.Errorf("providers %s, routed %q", mustJSON(lp), routed)
+	}
+
 	// What is refused on purpose is -32601 (a notification is ignored);
 	// everything else of the schema was served above.
 	for m := range acp.RefusedMethods {
@@ -210,7 +224,7 @@ func TestEveryAgentMethod(t *testing.T) {
 	schema := schemaAgentMethods(t)
 	for _, m := range schema {
 		_, refused := acp.RefusedMethods[m]
-		if !refused && !done[m] && !notYet[m] {
+		if !refused && !done[m] {
 			t.Errorf("method %s of the pinned schema is neither served (exercised here) nor refused on purpose (acp.RefusedMethods)", m)
 		}
 	}
@@ -220,7 +234,3 @@ func TestEveryAgentMethod(t *testing.T) {
 		}
 	}
 }
-
-// notYet are agent methods of the unstable schema this agent does not
-// serve yet (answered -32601 like any unknown method).
-var notYet = map[string]bool{acp.MethodProvidersList: true, acp.MethodProvidersSet: true, acp.MethodProvidersDisable: true}

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/internal/wiretap"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/sandbox"
@@ -155,6 +156,17 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
 	}
+	// Over a live endpoint the editor may route the model requests
+	// elsewhere (providers/set).
+	if sw, ok := client.(*llm.Switch); ok {
+		route := func(baseURL, key string) {
+			if key != "" && cfg.keySeen != nil {
+				cfg.keySeen(key) // the log and the trace redact it
+			}
+			sw.Route(baseURL, key)
+		}
+		o.Providers = &server.Providers{MainURL: credentials.Endpoint(cfg.BaseURL), Route: route}
+	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
 	if l, ok := client.(llm.ModelLister); ok {
@@ -170,7 +182,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 	return server.New(o)
 }
 
-// modelClient is the replay client with --replay, else the HTTP client.
+// modelClient is the replay client with --replay, else the HTTP client
+// behind an llm.Switch (providers/set routes it).
 func modelClient(cfg config, log *slog.Logger) llm.Client {
 	if cfg.Replay != "" {
 		log.Info("replaying model responses", "dir", cfg.Replay)
@@ -190,6 +203,6 @@ func modelClient(cfg config, log *slog.Logger) llm.Client {
 			return k, err
 		}
 	}
-	return llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keyFunc, RecordDir: cfg.Record,
-		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle}
+	return llm.NewSwitch(llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keyFunc, RecordDir: cfg.Record,
+		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle})
 }
