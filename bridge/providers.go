@@ -89,7 +89,8 @@ func (p *providerState) current() string {
 // provider's whole configuration (an OpenAI-compatible base URL, and the
 // key as an `Authorization: Bearer KEY` header; no other header can be
 // sent) replaces what it had, and model requests go to it from the next
-// one on, without a restart. Setting main without a key keeps the
+// one on, without a restart; the model selector follows the new
+// endpoint's list (announceModels). Setting main without a key keeps the
 // configured key sources. A protocol other than openai, a base URL that
 // is not http(s), another header or a malformed Authorization is
 // -32602.
@@ -122,6 +123,7 @@ func (b providerAgent) SetProvider(_ context.Context, p acp.SetProviderRequest) 
 	b.prov.conf[p.ProviderID] = providerConf{baseURL: strings.TrimRight(p.BaseURL, "/"), key: key}
 	b.prov.active = p.ProviderID
 	b.cfg.Providers.Route(strings.TrimRight(p.BaseURL, "/"), key)
+	b.cfg.Models.Refetch(b.announceModels)
 	b.log.Info("model requests go to a provider the editor set", "provider", p.ProviderID, "baseUrl", p.BaseURL)
 	return acp.SetProviderResponse{}, nil
 }
@@ -149,6 +151,27 @@ func (b providerAgent) DisableProvider(_ context.Context, p acp.DisableProviderR
 			m = providerConf{baseURL: b.cfg.Providers.MainURL}
 		}
 		b.cfg.Providers.Route(m.baseURL, m.key)
+		b.cfg.Models.Refetch(b.announceModels)
 	}
 	return acp.DisableProviderResponse{}, nil
+}
+
+// announceModels sends every open session whose answer the editor has
+// its option list again (config_option_update): the model selector
+// follows the endpoint's new list.
+func (b *Bridge) announceModels() {
+	b.mu.Lock()
+	live := make([]*liveSession, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		live = append(live, s)
+	}
+	b.mu.Unlock()
+	for _, s := range live {
+		s.cfg.mu.Lock()
+		answered := s.cfg.answered
+		s.cfg.mu.Unlock()
+		if answered && b.session(s.id) == s {
+			b.announceOptions(s)
+		}
+	}
 }

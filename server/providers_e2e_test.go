@@ -16,7 +16,8 @@ import (
 // TestProviders: providers/list shows the configured endpoint as the
 // required main provider; providers/set routes the next prompt's model
 // request to the provider's base URL with its key (never listed back),
-// without a restart; disabling it routes back to main; main cannot be
+// without a restart, and the model selector gets the new endpoint's
+// models; disabling it routes back to main; main cannot be
 // disabled; an unsupported protocol, header or URL is -32602.
 func TestProviders(t *testing.T) {
 	var mu sync.Mutex
@@ -28,7 +29,7 @@ func TestProviders(t *testing.T) {
 			seen = append(seen, name+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
 			mu.Unlock()
 			if r.URL.Path == "/models" {
-				_, _ = io.WriteString(w, `{"data":[{"id":"deepseek-chat"}]}`)
+				_, _ = io.WriteString(w, `{"data":[{"id":"`+name+`-model"}]}`)
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -39,6 +40,7 @@ func TestProviders(t *testing.T) {
 	sw := llm.NewSwitch(llm.HTTP{BaseURL: mainEP.srv.URL, APIKey: "sk-main-0001"})
 	h := newHarness(t, harnessOpts{model: sw, options: func(o *server.Options) {
 		o.Providers = &server.Providers{MainURL: mainEP.srv.URL, Route: sw.Route}
+		o.Models = sw
 	}})
 	sid := h.start(harnessOpts{})
 	chats := func() []string {
@@ -77,6 +79,8 @@ func TestProviders(t *testing.T) {
 	h.mustCall(acp.MethodProvidersSet, map[string]any{"providerId": "alt", "apiType": "openai", "baseUrl": altEP.srv.URL + "/",
 		"headers": map[string]string{"Authorization": "Bearer sk-alt-0002"}}, nil)
 	turn("alt /chat/completions Bearer sk-alt-0002")
+	// The model selector follows: the new endpoint's models.
+	h.waitAgentLine(0, `"value":"alt-model"`)
 	r := list()
 	if len(r.Providers) != 2 || r.Providers[1].ProviderID != "alt" || r.Providers[1].Current == nil ||
 		r.Providers[1].Current.BaseURL != altEP.srv.URL || !strings.Contains(string(r.Providers[1].Meta), `"active":true`) {
