@@ -155,7 +155,8 @@ func (c *Conn) AuthStatusUpdate(_ context.Context, n AuthStatusUpdateNotificatio
 	return c.Notify(MethodAuthStatusUpdate, n)
 }
 
-// LLM protocols (schema type LlmProtocol) this agent speaks.
+// ProtocolOpenAI is the one LLM protocol (schema type LlmProtocol) this
+// agent speaks: OpenAI-compatible chat completions.
 const ProtocolOpenAI = "openai"
 
 // ListProvidersRequest is the params of `providers/list` (schema type

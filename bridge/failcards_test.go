@@ -24,7 +24,9 @@ func TestFailureCardsRules(t *testing.T) {
 	}
 	var f failureCards
 	a, b := mcpNotice("a", "did not start: x"), mcpNotice("b", "stopped: y")
-	if f.add(a) || f.add(a) {
+	first := f.add(a)
+	again := f.add(a)
+	if first || again {
 		t.Error("a failure between turns was to be shown at once")
 	}
 	if got := f.begin(); len(got) != 1 || got[0] != a {

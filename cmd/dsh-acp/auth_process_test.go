@@ -196,11 +196,16 @@ func loginPTYArgs(t *testing.T, cfg string, args []string, key string, answers .
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	mark := len(shown()) // what came before the key was typed
 	if _, err := io.WriteString(tty, key+"\r"); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range answers {
-		for typed := len(shown()); !strings.Contains(shown()[typed:], a[0]); {
+		for {
+			if i := strings.Index(shown()[mark:], a[0]); i >= 0 {
+				mark += i + len(a[0])
+				break
+			}
 			if time.Now().After(deadline) {
 				_ = cmd.Process.Kill()
 				t.Fatalf("no %q; the terminal showed %q", a[0], shown())
