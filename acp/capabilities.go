@@ -109,7 +109,11 @@ type SessionCapabilities struct {
 	Close                 *Empty `json:"close,omitempty"`
 	Fork                  *Empty `json:"fork,omitempty"`
 	Title                 *Empty `json:"title,omitempty"`
-	Meta                  Meta   `json:"_meta,omitempty"`
+	// Archive and Status are in the unstable schema only
+	// (SessionArchiveCapabilities, SessionStatusCapabilities).
+	Archive *Empty `json:"archive,omitempty"`
+	Status  *Empty `json:"status,omitempty"`
+	Meta    Meta   `json:"_meta,omitempty"`
 }
 
 // AgentAuthCapabilities lists the optional auth methods the agent serves
@@ -117,6 +121,8 @@ type SessionCapabilities struct {
 // when the agent is a [Logouter].
 type AgentAuthCapabilities struct {
 	Logout *Empty `json:"logout,omitempty"`
+	// Status is in the unstable schema only (AuthStatusCapabilities).
+	Status *Empty `json:"status,omitempty"`
 	Meta   Meta   `json:"_meta,omitempty"`
 }
 
@@ -131,5 +137,7 @@ type AgentCapabilities struct {
 	McpCapabilities     *McpCapabilities       `json:"mcpCapabilities,omitempty"`
 	SessionCapabilities *SessionCapabilities   `json:"sessionCapabilities,omitempty"`
 	Auth                *AgentAuthCapabilities `json:"auth,omitempty"`
-	Meta                Meta                   `json:"_meta,omitempty"`
+	// Providers is in the unstable schema only (ProvidersCapabilities).
+	Providers *Empty `json:"providers,omitempty"`
+	Meta      Meta   `json:"_meta,omitempty"`
 }

@@ -75,6 +75,17 @@ func agentMethods() []method {
 			func(c *AgentCapabilities) { c.SessionCapabilities.Title = &Empty{} }},
 		{MethodLogout, handle(Logouter.Logout, paramsOptional),
 			func(c *AgentCapabilities) { c.Auth.Logout = &Empty{} }},
+		{MethodAuthStatus, handle(AuthStatuser.AuthStatus, paramsOptional),
+			func(c *AgentCapabilities) { c.Auth.Status = &Empty{} }},
+		{MethodSessionArchive, handle(SessionArchiver.ArchiveSession, paramsRequired),
+			func(c *AgentCapabilities) { c.SessionCapabilities.Archive = &Empty{} }},
+		{MethodSessionUnarchive, handle(SessionArchiver.UnarchiveSession, paramsRequired), nil},
+		{MethodSessionStatus, handle(SessionStatuser.SessionStatus, paramsRequired),
+			func(c *AgentCapabilities) { c.SessionCapabilities.Status = &Empty{} }},
+		{MethodProvidersList, handle(ProviderConfigurer.ListProviders, paramsOptional),
+			func(c *AgentCapabilities) { c.Providers = &Empty{} }},
+		{MethodProvidersSet, handle(ProviderConfigurer.SetProvider, paramsRequired), nil},
+		{MethodProvidersDisable, handle(ProviderConfigurer.DisableProvider, paramsRequired), nil},
 	}
 }
 
@@ -97,8 +108,9 @@ func initialize(a Agent, ctx context.Context, p InitializeRequest) (InitializeRe
 // exactly as a implements them: loadSession (SessionLoader),
 // sessionCapabilities list, close, resume, delete, fork and title
 // (SessionLister, SessionCloser, SessionResumer, SessionDeleter,
-// SessionForker, SessionTitleSetter) and
-// auth.logout (Logouter). Other fields of c are kept; a
+// SessionForker, SessionTitleSetter), archive and status
+// (SessionArchiver, SessionStatuser), auth.logout and auth.status
+// (Logouter, AuthStatuser), and providers (ProviderConfigurer). Other fields of c are kept; a
 // sessionCapabilities or auth object left empty is dropped.
 func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 	sc, auth := SessionCapabilities{}, AgentAuthCapabilities{}
@@ -108,9 +120,10 @@ func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 	if c.Auth != nil {
 		auth = *c.Auth
 	}
-	c.LoadSession = false
+	c.LoadSession, c.Providers = false, nil
 	sc.List, sc.Close, sc.Resume, sc.Delete, sc.Fork, sc.Title = nil, nil, nil, nil, nil, nil
-	auth.Logout = nil
+	sc.Archive, sc.Status = nil, nil
+	auth.Logout, auth.Status = nil, nil
 	c.SessionCapabilities, c.Auth = &sc, &auth
 	for _, m := range agentMethods() {
 		if m.advertise != nil && m.bind(a) != nil {
@@ -118,10 +131,10 @@ func Capabilities(a Agent, c AgentCapabilities) AgentCapabilities {
 		}
 	}
 	if sc.List == nil && sc.Delete == nil && sc.AdditionalDirectories == nil && sc.Resume == nil &&
-		sc.Close == nil && sc.Fork == nil && sc.Title == nil && len(sc.Meta) == 0 {
+		sc.Close == nil && sc.Fork == nil && sc.Title == nil && sc.Archive == nil && sc.Status == nil && len(sc.Meta) == 0 {
 		c.SessionCapabilities = nil
 	}
-	if auth.Logout == nil && len(auth.Meta) == 0 {
+	if auth.Logout == nil && auth.Status == nil && len(auth.Meta) == 0 {
 		c.Auth = nil
 	}
 	return c

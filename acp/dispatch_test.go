@@ -135,6 +135,29 @@ func (a fullAgent) Logout(context.Context, LogoutRequest) (LogoutResponse, error
 	a.called(MethodLogout)
 	return LogoutResponse{}, nil
 }
+func (a fullAgent) AuthStatus(context.Context, AuthStatusRequest) (AuthStatusResponse, error) {
+	a.called(MethodAuthStatus)
+	return AuthStatusResponse{State: AuthUnknown}, nil
+}
+func (a fullAgent) ArchiveSession(context.Context, ArchiveSessionRequest) (ArchiveSessionResponse, error) {
+	return ArchiveSessionResponse{}, nil
+}
+func (a fullAgent) UnarchiveSession(context.Context, UnarchiveSessionRequest) (UnarchiveSessionResponse, error) {
+	return UnarchiveSessionResponse{}, nil
+}
+func (a fullAgent) SessionStatus(context.Context, SessionStatusRequest) (SessionStatusResponse, error) {
+	return SessionStatusResponse{Status: SessionSaved}, nil
+}
+func (a fullAgent) ListProviders(context.Context, ListProvidersRequest) (ListProvidersResponse, error) {
+	a.called(MethodProvidersList)
+	return ListProvidersResponse{Providers: []ProviderInfo{}}, nil
+}
+func (a fullAgent) SetProvider(context.Context, SetProviderRequest) (SetProviderResponse, error) {
+	return SetProviderResponse{}, nil
+}
+func (a fullAgent) DisableProvider(context.Context, DisableProviderRequest) (DisableProviderResponse, error) {
+	return DisableProviderResponse{}, nil
+}
 
 // rpcPeer drives a connection as the editor would.
 type rpcPeer struct {
@@ -239,12 +262,12 @@ func TestMethodTableErrors(t *testing.T) {
 		}
 		optional[m.name] = true
 	}
-	if len(optional) != 2 || !optional[MethodSessionList] || !optional[MethodLogout] {
-		t.Errorf("methods answered without params: %v, want session/list and logout", optional)
+	if len(optional) != 4 || !optional[MethodSessionList] || !optional[MethodLogout] || !optional[MethodAuthStatus] || !optional[MethodProvidersList] {
+		t.Errorf("methods answered without params: %v, want session/list, logout, auth/status and providers/list", optional)
 	}
 	base.mu.Lock()
 	defer base.mu.Unlock()
-	if strings.Join(base.calls, ",") != MethodSessionList+","+MethodLogout {
+	if strings.Join(base.calls, ",") != MethodSessionList+","+MethodLogout+","+MethodAuthStatus+","+MethodProvidersList {
 		t.Errorf("the agent saw %v", base.calls)
 	}
 }

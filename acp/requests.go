@@ -254,7 +254,10 @@ type LoadSessionResponse struct {
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
-	Meta   Meta   `json:"_meta,omitempty"`
+	// Archived is the archive filter (unstable schema): "" or
+	// ArchivedExclude, ArchivedInclude, ArchivedOnly.
+	Archived string `json:"archived,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
 }
 
 // SessionInfo describes one stored session (schema type SessionInfo).
@@ -265,7 +268,9 @@ type SessionInfo struct {
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt,omitempty"`
-	Meta                  Meta     `json:"_meta,omitempty"`
+	// Archived is set (true) for an archived session (unstable schema).
+	Archived bool `json:"archived,omitempty"`
+	Meta     Meta `json:"_meta,omitempty"`
 }
 
 // ListSessionsResponse is the result of `session/list` (schema type

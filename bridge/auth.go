@@ -34,6 +34,10 @@ type Auth struct {
 	// Logout removes the key `login` stored (ACP `logout`); nil: there is
 	// nothing to remove.
 	Logout func() error
+	// Accounts lists the keys the agent can see, for auth/status: a label
+	// each (where the key is, never the key) and whether model requests
+	// use it; nil: none reported.
+	Accounts func() []acp.AuthAccount
 }
 
 // The login method's texts.
@@ -109,11 +113,14 @@ func metaFlag(m acp.Meta, key string) bool {
 // Authenticate implements acp.Agent for the method initialize offers: the
 // login happens in the editor's terminal (`dsh-acp login`), so this
 // checks that a key is now available (re-reading the credentials file)
-// and answers {} or -32000 with the reason. Another method id is -32602.
-func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+// and answers {} or -32000 with the reason; a status that changed since
+// the editor last heard it is sent first (auth/status_update). Another
+// method id is -32602.
+func (b *Bridge) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
 	if p.MethodID != LoginMethodID {
 		return acp.AuthenticateResponse{}, acp.InvalidParams("Invalid params: unknown authentication method %q (this agent offers %q)", p.MethodID, LoginMethodID)
 	}
+	b.noteAuth(ctx)
 	if err := b.checkAuth(); err != nil {
 		return acp.AuthenticateResponse{}, err
 	}
@@ -123,14 +130,16 @@ func (b *Bridge) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp
 // Logout implements acp.Logouter: the key `dsh-acp login` stored for the
 // endpoint is removed (a key in DSH_API_KEY / DEEPSEEK_API_KEY stays: the
 // agent cannot unset its own environment). Running sessions stay open;
-// their next prompt answers -32000 when no key is left.
-func (b *Bridge) Logout(_ context.Context, _ acp.LogoutRequest) (acp.LogoutResponse, error) {
+// their next prompt answers -32000 when no key is left. A status that
+// changed is sent as auth/status_update.
+func (b *Bridge) Logout(ctx context.Context, _ acp.LogoutRequest) (acp.LogoutResponse, error) {
 	if b.cfg.Auth.Logout != nil {
 		if err := b.cfg.Auth.Logout(); err != nil {
 			return acp.LogoutResponse{}, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error()}
 		}
 	}
 	b.log.Info("logged out: the stored API key was removed")
+	b.noteAuth(ctx)
 	return acp.LogoutResponse{}, nil
 }
 

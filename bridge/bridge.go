@@ -58,6 +58,9 @@ type Config struct {
 	// for it, and sessions answered without it get a
 	// config_option_update when it arrives.
 	Models *llm.ModelList
+	// Providers, when set, offers the providers/* methods over the model
+	// endpoint (providers.go).
+	Providers *Providers
 	// ModelsWait bounds that wait; 0 means DefaultModelsWait.
 	ModelsWait time.Duration
 	// KnownModels are the models the model option offers, after the
@@ -111,6 +114,8 @@ type Bridge struct {
 	loads loadState     // sessions being loaded (load.go)
 	index session.Index // what session/list has read of the logs (list.go)
 	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
+	auth  authState     // the auth status the editor last heard (authstatus.go)
+	prov  providerState // what providers/set told (providers.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -136,6 +141,9 @@ type liveSession struct {
 	view    present.View
 	agent   *agent.Session
 	pres    *present.Presenter
+
+	// fails shows failures as cards where notices is false (failcards.go).
+	fails failureCards
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
@@ -192,6 +200,9 @@ var (
 func (b *Bridge) Serve(r io.Reader, w io.Writer) *acp.Conn {
 	return acp.NewAgentConnLimits(r, w, func(c acp.Client) acp.Agent {
 		b.client = c
+		if b.cfg.Providers != nil {
+			return providerAgent{b} // providers.go
+		}
 		return b
 	}, b.log, b.cfg.Limits)
 }
@@ -248,6 +259,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	b.mu.Unlock()
 	// The model list is asked for now, so that session/new rarely waits.
 	b.cfg.Models.Start()
+	b.auth.swap(b.authStatus()) // what auth/status_update compares with
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},
@@ -478,10 +490,14 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 // ends, the session's next waiting prompt starts (queue.go).
 func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc, s *liveSession, content []tools.Content, first bool) (resp acp.PromptResponse, err error) {
 	defer func() {
+		s.fails.end()
 		s.turnEnded(promptResult{resp: resp, err: err})
 		cancel()
 		b.releaseLog(s)
 	}()
+	if !s.notices {
+		b.turnFailures(s)
+	}
 	// A resumed session's log is decoded here, at its first turn.
 	if err := s.agent.Store.Ready(); err != nil {
 		return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)

@@ -366,7 +366,7 @@ func (b *Bridge) opened(ctx context.Context, s *liveSession) {
 	}
 	if w := b.cfg.SandboxWarning(); w != "" {
 		acp.Then(ctx, func() {
-			tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Shell commands run without a sandbox", Description: w})
+			tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: noSandboxTitle, Description: w})
 		})
 	}
 }
@@ -374,7 +374,8 @@ func (b *Bridge) opened(ctx context.Context, s *liveSession) {
 // notify is the notice path of s's tools (tools.Notify): a `notice`
 // update when the editor advertised `session.notices` and s is still
 // the session open for its conversation, else a log line at the
-// notice's severity. Never text in the conversation; never logged in
+// notice's severity and, for a failure of a session still open (an MCP
+// server's, the sandbox's), a failed card (failureCards). Never text in the conversation; never logged in
 // the session (notices are not history, so a load does not replay
 // them).
 func (b *Bridge) notify(s *liveSession, n tools.Notice) {
@@ -392,4 +393,9 @@ func (b *Bridge) notify(s *liveSession, n tools.Notice) {
 		level = slog.LevelError
 	}
 	b.log.Log(context.Background(), level, "notice: "+n.Title, "session", s.id, "severity", n.Severity, "description", n.Description)
+	// An editor without notices gets a session's failure as a failed
+	// card, inside a turn (failureCards).
+	if cur == s && sessionFailure(n) && s.fails.add(n) {
+		b.failureCard(s, n)
+	}
 }

@@ -19,7 +19,8 @@ const listPageSize = 50
 // ListSessions implements acp.SessionLister: the sessions logged under
 // the state directory (those of `cwd` when given), newest first, with
 // their titles, the time of their last activity and the additional
-// directories they were created with, one page per call.
+// directories they were created with, one page per call; archived ones
+// only as the `archived` filter asks (archiveFilter).
 // Each call lists the directory as it is then, reading only the logs
 // that changed since the last call (session.Index), so paging reads each
 // log once.
@@ -31,6 +32,10 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 		}
 		cwd = filepath.Clean(p.Cwd)
 	}
+	keep, err := archiveFilter(p.Archived)
+	if err != nil {
+		return acp.ListSessionsResponse{}, err
+	}
 	list := lister(noSessions)
 	if b.cfg.StateDir != "" {
 		list = func(after func(session.Info) bool, n int) ([]session.Info, bool, error) {
@@ -41,14 +46,15 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 			return page, more, nil
 		}
 	}
-	page, next, err := pageSessions(list, p.Cursor, listPageSize)
+	page, next, err := pageSessions(filtered(list, keep), p.Cursor, listPageSize)
 	if err != nil {
 		return acp.ListSessionsResponse{}, err
 	}
 	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
 	for _, in := range page {
 		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirectories, Title: in.Title,
-			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z"), Meta: usageMeta(in.Path)})
+			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z"), Meta: usageMeta(in.Path),
+			Archived: p.Archived != "" && p.Archived != acp.ArchivedExclude && session.IsArchived(in.Path)})
 	}
 	return out, nil
 }

@@ -22,6 +22,10 @@ const RegistryID = "dsh-go"
 // downloaded from its GitHub releases.
 const Repository = "https://github.com/dsh-acp/dsh-acp"
 
+// License is the project's license (the LICENSE file at the
+// repository's root), as an SPDX identifier.
+const License = "BSD-3-Clause"
+
 // Binary is the executable's base name inside every archive.
 const Binary = "dsh-acp"
 
@@ -130,6 +134,7 @@ func RegistryEntry(version string) ([]byte, error) {
 		Description:  "Coding agent for DeepSeek and any OpenAI-compatible endpoint in one static binary: real diffs and live terminals as tool cards, permission modes, shell commands confined by the kernel on Linux, sessions you can reload.",
 		Repository:   Repository,
 		Authors:      []string{"dsh-acp contributors"},
+		License:      License,
 		Distribution: Distribution{Binary: map[string]BinaryTarget{}},
 	}
 	for _, t := range Targets {

@@ -93,10 +93,10 @@ func listArchive(t *testing.T, p string) string {
 }
 
 // TestReleaseScript runs scripts/release.sh for this machine's target
-// (CI builds all six with .ci/run): the archive holds the binary and the
-// README, the binary prints the version stamped with -ldflags, the
-// checksums file matches, and the committed registry entry is left as it
-// is (--no-registry writes nothing in the tree).
+// (CI builds all six with .ci/run): the archive holds the binary, the
+// README and the LICENSE, the binary prints the version stamped with
+// -ldflags, the checksums file matches, and the committed registry entry
+// is left as it is (--no-registry writes nothing in the tree).
 func TestReleaseScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the release build compiles the agent from scratch with -trimpath; CI runs it")
@@ -121,7 +121,7 @@ func TestReleaseScript(t *testing.T) {
 	}
 	archive := filepath.Join(out, tg.ArchiveName(v))
 	list := listArchive(t, archive)
-	if !strings.HasPrefix(list, "README.md 644 ") || !strings.Contains(list, "|"+tg.Exe()+" 755 ") {
+	if !strings.HasPrefix(list, "LICENSE 644 ") || !strings.Contains(list, "|README.md 644 ") || !strings.Contains(list, "|"+tg.Exe()+" 755 ") {
 		t.Errorf("archive holds %s", list)
 	}
 	// Unpack the binary and ask its version.

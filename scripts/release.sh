@@ -3,7 +3,8 @@
 # for linux, darwin and windows on amd64 and arm64, packs each with the
 # README into a versioned archive (dsh-acp_VERSION_GOOS_GOARCH.tar.gz,
 # .zip for windows), writes their sha256 sums, and regenerates the ACP
-# registry entry packaging/registry/agent.json for VERSION.
+# registry entry packaging/registry/agent.json for VERSION. The archives
+# also hold LICENSE; `releasetool verify DIR VERSION` checks the result.
 #
 #   scripts/release.sh [--out DIR] [--targets "GOOS/GOARCH ..."] [--no-registry] [vVERSION]
 #
@@ -73,7 +74,7 @@ while read -r goos goarch exe archive; do
       exit 1
     fi
   fi
-  "$tool" archive "$out/$archive" "$epoch" "$stage/$exe" README.md
+  "$tool" archive "$out/$archive" "$epoch" "$stage/$exe" README.md LICENSE
   archives+=("$out/$archive")
   echo "built $archive in $(( $(date +%s) - start )) s"
 done < <("$tool" targets "$version")

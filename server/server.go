@@ -97,6 +97,8 @@ type Options struct {
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
 	// checks nothing, for replays and tests).
 	Auth Auth
+	// Providers, when set, offers the providers/* methods (bridge.Providers).
+	Providers *Providers
 	// ImageModels are the models that take image input besides those
 	// the catalog says do (--model-images); the zero value adds none.
 	// initialize advertises promptCapabilities.image when the default
@@ -151,6 +153,10 @@ func ThinkingLevels() []string {
 // Auth is where the API key comes from (bridge.Auth: the login command,
 // the check before each prompt, logout), for Options.Auth.
 type Auth = bridge.Auth
+
+// Providers is the model endpoint's routing for providers/*
+// (bridge.Providers), for Options.Providers.
+type Providers = bridge.Providers
 
 // Server is one assembled agent, serving one editor connection. Build it
 // with New, call Serve once, and Close it when the connection is done.
@@ -239,6 +245,7 @@ func New(o Options) (*Server, error) {
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
 		Auth:             o.Auth,
+		Providers:        o.Providers,
 		Images:           meter.Images,
 		OffersImages:     offersImages(meter, o),
 		PromptQueue:      o.PromptQueue,

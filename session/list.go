@@ -52,7 +52,8 @@ func Find(root, id string) (string, error) {
 // Delete removes the session log at path and every file beside it that
 // belongs to it: the backups crash repair made (BackupPath), a repair's
 // temporary file left by a crash, its title file (TitlePath, and a
-// temporary one) and its lock file (LockPath). It takes
+// temporary one), its archive mark (ArchivedPath) and its lock file
+// (LockPath). It takes
 // the log's Lock first, so a log another process has open is not
 // removed (a *LockedError); the lock file goes last, while held (a
 // process that opens it afterwards finds no log to lock). The log is
@@ -86,7 +87,7 @@ func Delete(path string) error {
 		n := e.Name()
 		title := filepath.Base(TitlePath(path))
 		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") || n == title || strings.HasPrefix(n, "."+title+".tmp-") ||
-			n == filepath.Base(LockPath(path)) {
+			n == filepath.Base(LockPath(path)) || n == filepath.Base(ArchivedPath(path)) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}

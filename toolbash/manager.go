@@ -54,7 +54,10 @@ type Manager struct {
 	host   sandbox.Host
 	probed chan struct{}
 	dirs   []string // AdditionalDirs
-	caches []string // sandbox.Caches under workspace-write
+	// caches: under workspace-write commands may write the build caches
+	// (sandbox.Caches, which makes missing ones: looked up at the first
+	// command, so that starting the agent creates nothing in HOME).
+	caches bool
 	// owner marks this Manager's commands (sandbox.Command.Owner), so
 	// that its exit sweep (sandbox.KillAdopted) spares other Managers'.
 	owner string
@@ -107,7 +110,7 @@ func New(o Options) *Manager {
 		sandbox: o.Sandbox, probed: make(chan struct{}), dirs: o.AdditionalDirs, temps: map[string]bool{},
 		owner: sandbox.NewOwner()}
 	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
-		m.caches = sandbox.Caches()
+		m.caches = true
 	}
 	// The probe starts the sandbox helper twice (about 6 ms each, most of
 	// the agent's start-up): it runs while the editor's initialize is
@@ -206,7 +209,10 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 // first command; none under --sandbox off), and the mode Off for an
 // unconfined run.
 func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbox.Policy, []string, error) {
-	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Caches: m.caches}
+	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs}
+	if m.caches {
+		pol.Caches = sandbox.Caches()
+	}
 	if sess != nil {
 		pol.Project = sess.Cwd()
 		// The session's other workspace roots are part of the project.

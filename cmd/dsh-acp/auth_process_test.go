@@ -150,7 +150,15 @@ func (f *fakeEndpoint) count(what string) int {
 // returns the exit code and everything the terminal showed.
 func loginPTY(t *testing.T, cfg, base, key string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), "--base-url", base, "login")
+	return loginPTYArgs(t, cfg, []string{"--base-url", base, "login"}, key)
+}
+
+// loginPTYArgs is loginPTY with the command line args, and answers: for
+// each, once the terminal shows answer[0] (after the key was typed),
+// answer[1] and a return are typed.
+func loginPTYArgs(t *testing.T, cfg string, args []string, key string, answers ...[2]string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(isolatedEnv(t), "XDG_CONFIG_HOME="+cfg)
 	tty, err := pty.Start(cmd)
 	if err != nil {
@@ -188,8 +196,25 @@ func loginPTY(t *testing.T, cfg, base, key string) (int, string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	mark := len(shown()) // what came before the key was typed
 	if _, err := io.WriteString(tty, key+"\r"); err != nil {
 		t.Fatal(err)
+	}
+	for _, a := range answers {
+		for {
+			if i := strings.Index(shown()[mark:], a[0]); i >= 0 {
+				mark += i + len(a[0])
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("no %q; the terminal showed %q", a[0], shown())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := io.WriteString(tty, a[1]+"\r"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

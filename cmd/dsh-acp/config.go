@@ -64,6 +64,9 @@ type config struct {
 	// Command is "login" or "logout" when one was given (before or
 	// after the flags), else "".
 	Command string
+	// NoCheck is `login --no-check`: store the key without asking the
+	// endpoint first.
+	NoCheck bool
 	// Credentials is where `login` stores the key ("" when neither
 	// XDG_CONFIG_HOME nor HOME is set: CredentialsErr says so).
 	Credentials    string
@@ -116,7 +119,7 @@ type flagValues struct {
 // from get (the environment, then the built-in default).
 func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string) flagValues {
 	var v flagValues
-	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error; debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
+	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error; warn (the default) writes only what needs the user's attention, info adds routine events, debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
 	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
 	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
 	v.maxSteps = fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
@@ -151,9 +154,9 @@ func printUsage(w io.Writer, env func(string) (string, bool)) {
 	fs.SetOutput(w)
 	defineFlags(fs, &config{}, envGetter(env))
 	fmt.Fprintf(w, "dsh-acp %s: a coding agent for editors that speak the Agent Client Protocol.\n\n", version)
-	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp login            store the API key for the endpoint (asks in the terminal)\n  dsh-acp logout           remove the stored API key\n  dsh-acp help             print this help\n\nFlags:\n")
-	fs.PrintDefaults()
-	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key, else the one `dsh-acp login` stored; DSH_STATE_DIR the session state directory.\n")
+	fmt.Fprintf(w, "Usage:\n  dsh-acp [flags]          serve ACP on stdin/stdout\n  dsh-acp demo             run a recorded demo turn (no API key, no network)\n  dsh-acp diff OLD NEW     print the hunks edit cards would show\n  dsh-acp version          print the version and the sandbox's state\n  dsh-acp login            store the API key for the endpoint (asks in the terminal;\n                           --no-check: without asking GET /models first)\n  dsh-acp logout           remove the stored API key\n  dsh-acp help             print this help\n\nFlags (one dash works too: -max-steps 8):\n")
+	printFlags(w, fs)
+	fmt.Fprintf(w, "\nEnvironment: DSH_API_KEY (or DEEPSEEK_API_KEY) is the API key, else the one\n`dsh-acp login` stored; DSH_STATE_DIR the session state directory.\n")
 }
 
 // envGetter returns env's value of name when set and not empty, else def.
@@ -192,6 +195,8 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	}
 	if fs.NArg() == 1 && (fs.Arg(0) == "login" || fs.Arg(0) == "logout") {
 		c.Command = fs.Arg(0)
+	} else if fs.NArg() == 2 && fs.Arg(0) == "login" && isNoCheck(fs.Arg(1)) {
+		c.Command, c.NoCheck = "login", true
 	} else if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (run 'dsh-acp --help' for the commands and flags)", fs.Arg(0))
 	}
@@ -291,6 +296,10 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	c.CommandsDir = commandsDir(get)
 	return c, nil
 }
+
+// isNoCheck reports whether arg is login's --no-check (or -no-check),
+// which only login takes: it follows the subcommand.
+func isNoCheck(arg string) bool { return arg == "--no-check" || arg == "-no-check" }
 
 // commandsDir is the user's slash command folder:
 // $XDG_CONFIG_HOME/dsh-acp/commands, else ~/.config/dsh-acp/commands

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/server"
@@ -35,7 +37,7 @@ func keySource(cfg config) credentials.Source {
 // runs (this executable, with --base-url when the endpoint is not the
 // default, so the key is checked and stored for the endpoint the agent
 // uses), the check before each prompt (none with --replay, which needs
-// no key) and logout.
+// no key), the keys auth/status lists, and logout.
 func authFor(cfg config) server.Auth {
 	src := keySource(cfg)
 	a := server.Auth{LoginArgs: []string{"login"}}
@@ -44,6 +46,14 @@ func authFor(cfg config) server.Auth {
 	}
 	if cfg.Replay == "" {
 		a.Check = src.Check
+		a.Accounts = func() []acp.AuthAccount {
+			var out []acp.AuthAccount
+			for _, k := range src.Accounts() {
+				active := k.Active
+				out = append(out, acp.AuthAccount{Label: k.Label, Active: &active})
+			}
+			return out
+		}
 	}
 	a.Logout = func() error {
 		if cfg.Credentials == "" {
@@ -56,10 +66,13 @@ func authFor(cfg config) server.Auth {
 }
 
 // runLogin is `dsh-acp login`: it asks for the key on the terminal
-// without echo, checks it with `GET {base}/models` and stores it for the
-// endpoint. Exit 0 when stored; 1 when the endpoint rejects the key or
-// cannot be asked (nothing is stored); 2 without a terminal, without a
-// place for the file, or for an empty or malformed key.
+// without echo, checks it with `GET {base}/models` (not with --no-check)
+// and stores it for the endpoint. When the check cannot run (the
+// endpoint unreachable, a 404, any answer but 401/403) it says so and
+// asks whether to store the key anyway. Exit 0 when stored; 1 when the
+// endpoint rejects the key (401/403) or the user declines (nothing is
+// stored); 2 without a terminal, without a place for the file, or for an
+// empty or malformed key.
 func runLogin(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "dsh-acp login: "+format+"\n", args...)
@@ -89,26 +102,51 @@ func runLogin(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := credentials.ValidKey(key); err != nil {
 		return fail(2, "%v; nothing was stored", err)
 	}
-	fmt.Fprintf(stderr, "Checking the key with GET %s/models ...\n", base)
-	ctx, cancel := context.WithTimeout(context.Background(), loginCheckTimeout)
-	defer cancel()
-	models, err := llm.HTTP{BaseURL: cfg.BaseURL, APIKey: key, UserAgent: "dsh-acp/" + version}.ListModels(ctx)
-	if err != nil {
+	checked := fmt.Sprintf("Not checked (--no-check) at %s.", base)
+	if !cfg.NoCheck {
+		fmt.Fprintf(stderr, "Checking the key with GET %s/models ...\n", base)
+		ctx, cancel := context.WithTimeout(context.Background(), loginCheckTimeout)
+		defer cancel()
+		models, err := llm.HTTP{BaseURL: cfg.BaseURL, APIKey: key, UserAgent: "dsh-acp/" + version}.ListModels(ctx)
 		var le *llm.Error
-		if errors.As(err, &le) && le.Code == llm.CodeAuth {
+		switch {
+		case err == nil:
+			checked = fmt.Sprintf("The key works (%s at %s).", countModels(len(models)), base)
+		case errors.As(err, &le) && le.Code == llm.CodeAuth:
 			return fail(1, "the endpoint rejected the key (HTTP %d: %s); nothing was stored", le.Status, le.Message)
+		default:
+			// Some proxies let only chat requests through: the check could
+			// not run, which says nothing about the key.
+			fmt.Fprintf(stderr, "Could not check the key: %v\n", err)
+			if !askYes(f, stderr, "Store the key anyway? [y/N] ") {
+				return fail(1, "nothing was stored")
+			}
+			checked = fmt.Sprintf("Not checked (GET %s/models could not be reached).", base)
 		}
-		return fail(1, "could not check the key: %v; nothing was stored", err)
 	}
 	store := credentials.Store{Path: cfg.Credentials}
 	if err := store.Save(cfg.BaseURL, key); err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(stdout, "The key works (%s at %s). Stored in %s (readable by you only).\n", countModels(len(models)), base, store.Path)
+	fmt.Fprintf(stdout, "%s Stored in %s (readable by you only).\n", checked, store.Path)
 	if name := keySource(cfg).EnvOrigin(); name != "" {
 		fmt.Fprintf(stdout, "Note: %s is set in this environment; it is used instead of the stored key.\n", name)
 	}
 	return 0
+}
+
+// askYes asks question on w and reads one line from the terminal f
+// (echoed): true for "y" or "yes" in any case, false for anything else,
+// an empty line or an error.
+func askYes(f *os.File, w io.Writer, question string) bool {
+	fmt.Fprint(w, question)
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(w)
+		return false
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
 }
 
 // readSecret reads one line from the terminal fd without echo. An

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dsh-acp/dsh-acp/credentials"
 	"github.com/dsh-acp/dsh-acp/internal/wiretap"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/sandbox"
@@ -39,8 +40,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			// flags given with them, which apply).
 			args = append(append([]string{}, args[1:]...), "--"+args[0])
 		case "login", "logout":
-			// Flags may follow the subcommand; parseConfig takes it last.
-			args = append(append([]string{}, args[1:]...), args[0])
+			// Flags may follow the subcommand; parseConfig takes it last,
+			// followed by login's own --no-check.
+			var rest, own []string
+			for _, a := range args[1:] {
+				if args[0] == "login" && isNoCheck(a) {
+					own = append(own, a)
+				} else {
+					rest = append(rest, a)
+				}
+			}
+			args = append(append(rest, args[0]), own...)
 		}
 	}
 	cfg, err := parseConfig(args, os.LookupEnv, stderr)
@@ -148,6 +158,17 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		PromptQueue:     cfg.PromptQueue,
 		Web:             webConfig(cfg, log),
 	}
+	// Over a live endpoint the editor may route the model requests
+	// elsewhere (providers/set).
+	if sw, ok := client.(*llm.Switch); ok {
+		route := func(baseURL, key string) {
+			if key != "" && cfg.keySeen != nil {
+				cfg.keySeen(key) // the log and the trace redact it
+			}
+			sw.Route(baseURL, key)
+		}
+		o.Providers = &server.Providers{MainURL: credentials.Endpoint(cfg.BaseURL), Route: route}
+	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
 	if l, ok := client.(llm.ModelLister); ok {
@@ -163,7 +184,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 	return server.New(o)
 }
 
-// modelClient is the replay client with --replay, else the HTTP client.
+// modelClient is the replay client with --replay, else the HTTP client
+// behind an llm.Switch (providers/set routes it).
 func modelClient(cfg config, log *slog.Logger) llm.Client {
 	if cfg.Replay != "" {
 		log.Info("replaying model responses", "dir", cfg.Replay)
@@ -183,6 +205,6 @@ func modelClient(cfg config, log *slog.Logger) llm.Client {
 			return k, err
 		}
 	}
-	return llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keyFunc, RecordDir: cfg.Record,
-		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle}
+	return llm.NewSwitch(llm.HTTP{BaseURL: cfg.BaseURL, KeyFunc: keyFunc, RecordDir: cfg.Record,
+		UserAgent: "dsh-acp/" + version, Logger: log, IdleTimeout: idle})
 }

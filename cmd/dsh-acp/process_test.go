@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-acp/dsh-acp/internal/acptest"
 )
 
 // TestMain removes the binary built for the process tests.
@@ -28,6 +30,7 @@ func TestMain(m *testing.M) {
 	for _, dir := range benchDirs {
 		os.RemoveAll(dir)
 	}
+	acptest.RemoveBuilt()
 	os.Exit(code)
 }
 

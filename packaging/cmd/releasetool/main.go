@@ -13,9 +13,13 @@
 //	    print the checksums file's name
 //	releasetool agent-json VERSION
 //	    print the ACP registry entry (packaging/registry/agent.json)
+//	releasetool verify DIR VERSION
+//	    check the release in DIR: its agent.json is the entry for
+//	    VERSION, and the archives it points to are in DIR with the sums
+//	    the checksums file lists (packaging.VerifyRelease)
 //
 // It exits 2 on a bad command line or version, 1 when a file cannot be
-// read or written.
+// read or written or a release does not verify.
 package main
 
 import (
@@ -54,7 +58,7 @@ func version(args []string) (string, error) {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return usageError("usage: releasetool targets|archive|checksums|checksums-name|agent-json ...")
+		return usageError("usage: releasetool targets|archive|checksums|checksums-name|agent-json|verify ...")
 	}
 	switch args[0] {
 	case "targets":
@@ -82,6 +86,17 @@ func run(args []string) error {
 		}
 		_, err = os.Stdout.Write(b) // stdout-ok
 		return err
+	case "verify":
+		if len(args) != 3 {
+			return usageError("usage: releasetool verify DIR VERSION")
+		}
+		if err := packaging.ValidVersion(args[2]); err != nil {
+			return usageError(err.Error())
+		}
+		if err := packaging.VerifyRelease(args[1], args[2]); err != nil {
+			return fmt.Errorf("the release in %s does not verify:\n%w", args[1], err)
+		}
+		fmt.Println("release", args[2], "in", args[1]+": agent.json, archives and checksums agree") // stdout-ok
 	case "archive":
 		if len(args) < 4 {
 			return usageError("usage: releasetool archive OUT EPOCH EXE [FILE...]")
