@@ -63,6 +63,10 @@ type Config struct {
 	// KnownModels are the models the model option offers, after the
 	// agent's default model, while there is no model list.
 	KnownModels []string
+	// Provider is the endpoint's API dialect: with llm.ProviderDeepSeek
+	// a session on a retired DeepSeek model name moves to the current
+	// one (deepseek.go). "" is llm.ProviderOpenAI.
+	Provider llm.Provider
 	// Thinking offers the thinking option (DeepSeek's thinking mode and
 	// effort); ThinkingDefault is the ThinkingLevels id new sessions start
 	// with ("" means DefaultThinking).
@@ -162,6 +166,9 @@ func New(cfg Config) *Bridge {
 	}
 	if cfg.ThinkingDefault == "" {
 		cfg.ThinkingDefault = DefaultThinking
+	}
+	if id, ok := CanonicalThinking(cfg.ThinkingDefault); ok {
+		cfg.ThinkingDefault = id
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}, closed: make(chan struct{}), ctx: ctx, stop: stop}
@@ -473,6 +480,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 		if err := s.agent.Store.Ready(); err != nil {
 			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
 		}
+		b.migrateModel(s)
 		in, err := b.prepareTurn(turnCtx, s, content)
 		if err != nil {
 			return acp.PromptResponse{}, err

@@ -29,28 +29,48 @@ const (
 )
 
 // ThinkingLevel is one value of the thinking option and the request
-// fields it sends (reference/deepseek-stream.md §1).
+// fields it sends: DeepSeek's top-level `thinking` {"type": ...} and
+// `reasoning_effort` (DeepSeek's "Thinking Mode" guide: thinking is on
+// by default at effort high; the efforts are low, high and max).
 type ThinkingLevel struct {
 	ID, Name, Description string
 	Thinking              llm.Thinking
 }
 
-// ThinkingLevels are the thinking option's values.
+// ThinkingLevels are the thinking option's values, from the quickest to
+// the slowest. Each sends both fields but off, which sends only
+// {"type": "disabled"} (an effort means nothing without thinking).
 var ThinkingLevels = []ThinkingLevel{
-	{ID: "off", Name: "Off", Description: "No reasoning (thinking disabled)",
+	{ID: "off", Name: "Off", Description: "No reasoning: the quickest answers and the fewest tokens (thinking disabled)",
 		Thinking: llm.Thinking{Type: llm.ThinkingDisabled}},
-	{ID: "on", Name: "On", Description: "Reasoning at the provider's default effort (thinking enabled)",
-		Thinking: llm.Thinking{Type: llm.ThinkingEnabled}},
-	{ID: "high", Name: "High", Description: "Reasoning with reasoning_effort high",
+	{ID: "low", Name: "Low", Description: "Brief reasoning: quicker than high, fewer reasoning tokens (reasoning_effort low)",
+		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortLow}},
+	{ID: "high", Name: "High", Description: "DeepSeek's default: thorough reasoning, seconds to a minute more per answer (reasoning_effort high)",
 		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortHigh}},
-	{ID: "max", Name: "Max", Description: "Reasoning with reasoning_effort max",
+	{ID: "max", Name: "Max", Description: "The longest reasoning, for hard problems: the slowest answers and the most reasoning tokens (reasoning_effort max)",
 		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortMax}},
 }
 
+// thinkingAliases are level names of earlier versions, kept working in
+// flags, the environment and restored sessions: "on" was thinking at the
+// provider's default effort, which is high.
+var thinkingAliases = map[string]string{"on": "high"}
+
 // DefaultThinking is the thinking level sessions start in when
-// Config.ThinkingDefault is empty: thinking on, as DeepSeek itself
-// defaults to.
-const DefaultThinking = "on"
+// Config.ThinkingDefault is empty: thinking on at DeepSeek's default
+// effort.
+const DefaultThinking = "high"
+
+// CanonicalThinking returns the ThinkingLevels id id names: id itself,
+// or the level an old name stands for ("on" is "high"); ok is false for
+// any other name.
+func CanonicalThinking(id string) (string, bool) {
+	if to, ok := thinkingAliases[id]; ok {
+		id = to
+	}
+	_, ok := thinkingLevel(id)
+	return id, ok
+}
 
 func thinkingLevel(id string) (ThinkingLevel, bool) {
 	for _, l := range ThinkingLevels {
@@ -61,9 +81,10 @@ func thinkingLevel(id string) (ThinkingLevel, bool) {
 	return ThinkingLevel{}, false
 }
 
-// ValidThinking reports whether id is one of ThinkingLevels.
+// ValidThinking reports whether id is one of ThinkingLevels or an old
+// name of one (CanonicalThinking).
 func ValidThinking(id string) bool {
-	_, ok := thinkingLevel(id)
+	_, ok := CanonicalThinking(id)
 	return ok
 }
 
@@ -123,8 +144,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 					v.Model = d.Value
 				}
 			case ConfigThinking:
-				if def.Thinking != "" && ValidThinking(d.Value) {
-					v.Thinking = d.Value
+				if id, ok := CanonicalThinking(d.Value); def.Thinking != "" && ok {
+					v.Thinking = id
 				}
 			}
 		default:
@@ -335,6 +356,9 @@ func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionCon
 	}
 	if p.Boolean != nil {
 		return acp.SetSessionConfigOptionResponse{}, acp.InvalidParams("Invalid params: config option %q is a select; its value is one of its value ids, not a boolean", p.ConfigID)
+	}
+	if id, ok := CanonicalThinking(p.ValueID); p.ConfigID == ConfigThinking && ok {
+		p.ValueID = id // an old level name ("on")
 	}
 	opts, _ := b.configOptions(s)
 	var valid []string

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -104,17 +103,6 @@ func (c Catalog) Merge(over Catalog) Catalog {
 		out.Models[id] = cur
 	}
 	return out
-}
-
-// IsDeepSeek reports whether baseURL is DeepSeek's own API (the host
-// api.deepseek.com), where the DeepSeek catalog and thinking controls
-// apply.
-func IsDeepSeek(baseURL string) bool {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(u.Hostname(), "api.deepseek.com")
 }
 
 // deepSeekPeak reports DeepSeek's peak hours: 01:00–04:00 and

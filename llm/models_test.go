@@ -351,3 +351,25 @@ func TestIsDeepSeek(t *testing.T) {
 		}
 	}
 }
+
+// TestParseProvider: the two names in any case, the default by host,
+// other names refused; Origin drops the path.
+func TestParseProvider(t *testing.T) {
+	for _, tc := range []struct{ s, base, want string }{
+		{"", "https://api.deepseek.com", "deepseek"}, {"", "http://127.0.0.1:8080/v1", "openai"},
+		{" OpenAI ", "https://api.deepseek.com", "openai"}, {"deepseek", "http://localhost:1", "deepseek"},
+	} {
+		if p, err := ParseProvider(tc.s, tc.base); err != nil || string(p) != tc.want {
+			t.Errorf("ParseProvider(%q, %q) = %q, %v; want %q", tc.s, tc.base, p, err, tc.want)
+		}
+	}
+	if _, err := ParseProvider("claude", ""); err == nil || !strings.Contains(err.Error(), `"claude"`) {
+		t.Errorf("a bad name: %v", err)
+	}
+	if o, err := Origin("https://api.deepseek.com/v1/"); err != nil || o != "https://api.deepseek.com" {
+		t.Errorf("Origin: %q, %v", o, err)
+	}
+	if _, err := Origin("/relative"); err == nil {
+		t.Error("Origin of a relative URL")
+	}
+}

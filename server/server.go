@@ -33,6 +33,13 @@ type Options struct {
 	// Client answers the model requests: llm.HTTP for an endpoint,
 	// llm.NewReplay for recorded streams (required).
 	Client llm.Client
+	// Provider is the endpoint's API dialect (--provider): with
+	// llm.ProviderDeepSeek the DeepSeek-only behaviour is on (the retired
+	// model names' migration, the balance check; the cmd also picks the
+	// DeepSeek catalog and offers the thinking option for it, and tools
+	// that only DeepSeek's API serves read it here). "" is
+	// llm.ProviderOpenAI.
+	Provider llm.Provider
 	// Model is the model name sent with every request (INTERFACE.md
 	// --model); the replay client ignores it.
 	Model string
@@ -135,6 +142,11 @@ func ThinkingLevels() []string {
 	return ids
 }
 
+// ValidThinking reports whether id is a thinking level
+// (Options.ThinkingDefault): one of ThinkingLevels or an old name of one
+// ("on", which is "high").
+func ValidThinking(id string) bool { return bridge.ValidThinking(id) }
+
 // Auth is where the API key comes from (bridge.Auth: the login command,
 // the check before each prompt, logout), for Options.Auth.
 type Auth = bridge.Auth
@@ -219,6 +231,7 @@ func New(o Options) (*Server, error) {
 		Models:           models,
 		ModelsWait:       o.ModelsWait,
 		KnownModels:      o.Catalog.Offer,
+		Provider:         o.Provider,
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,

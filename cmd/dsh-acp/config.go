@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +28,11 @@ var version = "0.1.0-dev"
 // config is the program's configuration: flags win over environment
 // variables, which win over the defaults (INTERFACE.md).
 type config struct {
-	LogLevel         slog.Level
-	BaseURL          string
+	LogLevel slog.Level
+	BaseURL  string
+	// Provider is the endpoint's API dialect (--provider, else
+	// llm.DefaultProvider of BaseURL).
+	Provider         llm.Provider
 	Model            string
 	APIKey           string
 	MaxSteps         int
@@ -99,7 +101,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt                                                                                       *string
+	titles, compactAt, provider                                                                             *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -108,7 +110,8 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	var v flagValues
 	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error; debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
 	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
-	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
+	v.provider = fs.String("provider", get("DSH_PROVIDER", ""), "API dialect of the endpoint: deepseek (DeepSeek's catalog and prices, thinking fields, balance, web tools) or openai (a plain OpenAI-compatible endpoint) (default deepseek when the base URL's host is api.deepseek.com, else openai; env DSH_PROVIDER)")
+	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-flash"), "model name (env DSH_MODEL)")
 	v.maxSteps = fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
 	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+modeList()+" (env DSH_MODE)")
 	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
@@ -121,7 +124,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
-	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
+	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (on, the old name, is high; default with --provider deepseek: high; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
@@ -239,7 +242,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
 	}
-	if c.Thinking != "" && !slices.Contains(server.ThinkingLevels(), c.Thinking) {
+	if c.Thinking != "" && !server.ValidThinking(c.Thinking) {
 		return c, fmt.Errorf("--thinking (or DSH_THINKING) must be one of %s, got %q", strings.Join(server.ThinkingLevels(), ", "), c.Thinking)
 	}
 	if *contextWindow != "" {
@@ -249,7 +252,10 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		}
 		c.ContextWindow = n
 	}
-	if llm.IsDeepSeek(c.BaseURL) {
+	if c.Provider, err = llm.ParseProvider(*v.provider, c.BaseURL); err != nil {
+		return c, fmt.Errorf("--provider (or DSH_PROVIDER) must be deepseek or openai, got %q", *v.provider)
+	}
+	if c.Provider.DeepSeek() {
 		c.Catalog = llm.DeepSeek()
 	}
 	if c.Prices != "" {
