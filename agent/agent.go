@@ -209,6 +209,10 @@ func (s *Session) model(def string) string {
 type Outcome struct {
 	StopReason string // end_turn, max_tokens, max_turn_requests, cancelled
 	Err        error
+	// Usage is the tokens of the turn's model requests summed (its steps
+	// and any compaction it ran; turnUsage), nil when no request of the
+	// turn reported usage (none was made, or none answered).
+	Usage *session.Usage
 }
 
 // TurnError is a failed turn: a model failure a user can understand.
@@ -270,7 +274,8 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	} else {
 		out = t.run(ctx)
 	}
-	end := session.TurnEnd{Turn: turn, Reason: out.StopReason}
+	out.Usage = t.usage
+	end := session.TurnEnd{Turn: turn, Reason: out.StopReason, Usage: t.usage}
 	if out.Err != nil {
 		end.Reason = session.EndError
 		end.Message = out.Err.Error()
@@ -301,6 +306,8 @@ type turnRun struct {
 	// turn (compact.go).
 	startSeq     int64
 	compactTried bool
+	// usage sums the usage of the turn's responses (turnusage.go).
+	usage *session.Usage
 }
 
 // streamCall is one tool call of the model's answer while it streams:
@@ -632,6 +639,7 @@ func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) 
 // reported its usage, the context use and the session's cumulative cost
 // after it (the usage event), before any of its tool calls runs.
 func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm.Usage) {
+	t.addUsage(msg.Usage)
 	t.emit(msg)
 	if u == nil {
 		return

@@ -177,6 +177,7 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	if resp != nil && resp.Usage != nil {
 		c.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
+		t.addUsage(c.Usage)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -496,7 +496,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 			return acp.PromptResponse{}, promptError(out.Err)
 		}
 		b.titleAfter(ctx, s)
-		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
+		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason), Usage: promptUsage(out.Usage)}, nil
 	}, nil
 }
 

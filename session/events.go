@@ -59,6 +59,9 @@ type TurnEnd struct {
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
 	Code    string `json:"code,omitempty"`
+	// Usage is the turn's model requests' usage summed (the steps and
+	// a compaction the turn ran); nil when none reported usage.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // StepStart opens one model request of a turn. Step counts from 1.
