@@ -109,7 +109,10 @@ type SessionCapabilities struct {
 	Close                 *Empty `json:"close,omitempty"`
 	Fork                  *Empty `json:"fork,omitempty"`
 	Title                 *Empty `json:"title,omitempty"`
-	Meta                  Meta   `json:"_meta,omitempty"`
+	// SystemPrompt (unstable): systemPrompt is taken on session/new,
+	// load, resume and fork.
+	SystemPrompt *SessionSystemPromptCapabilities `json:"systemPrompt,omitempty"`
+	Meta         Meta                             `json:"_meta,omitempty"`
 }
 
 // AgentAuthCapabilities lists the optional auth methods the agent serves

@@ -46,9 +46,10 @@ type Config struct {
 	// means DefaultMaxParallel.
 	MaxParallel int
 	Log         *slog.Logger
-	// System builds the system prompt for a session cwd; nil uses
-	// SystemPrompt.
-	System func(cwd string) string
+	// System builds the system prompt for a session cwd and the
+	// session's client prompt (Settings.SystemPrompt); nil uses
+	// SessionSystem. SystemFor calls it.
+	System func(cwd string, client ClientPrompt) string
 	// Meter gives the context window and the price of a model, for the
 	// usage event after each response, and whether it takes images (the
 	// user's images are sent to a model only when it does, else as their
@@ -83,7 +84,7 @@ func New(cfg Config) *Agent {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.System == nil {
-		cfg.System = SystemPrompt
+		cfg.System = SessionSystem
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -101,12 +102,20 @@ func (a *Agent) Model() string {
 }
 
 // Settings are a session's choices for its model requests: Model (""
-// means the agent's Config.Model) and Thinking (DeepSeek's thinking
-// fields; the zero value sends none). A change applies from the next
+// means the agent's Config.Model), Thinking (DeepSeek's thinking
+// fields; the zero value sends none) and SystemPrompt (the editor's
+// system prompt; the zero value is none). A change applies from the next
 // model request, also within a running turn.
 type Settings struct {
-	Model    string
-	Thinking llm.Thinking
+	Model        string
+	Thinking     llm.Thinking
+	SystemPrompt ClientPrompt
+}
+
+// SystemFor is the system prompt of s's next model request: Config.System
+// of s's cwd and client prompt. Every request made for s uses it.
+func (a *Agent) SystemFor(s *Session) string {
+	return a.cfg.System(s.Tools.Cwd(), s.Settings().SystemPrompt)
 }
 
 // Session is one conversation: its events and the tool state. One turn
@@ -375,7 +384,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
+		Messages: append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {

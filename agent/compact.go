@@ -160,7 +160,7 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append(append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
+		Messages: append(append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {

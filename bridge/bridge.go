@@ -254,7 +254,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},
-			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
+			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}, SystemPrompt: systemPromptCaps()},
 			McpCapabilities:     mcpCapabilities()},
 		AuthMethods: b.authMethods(caps),
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
@@ -287,6 +287,10 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
+	sys, given, err := clientPrompt(p.SystemPrompt)
+	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	began := time.Now()
 	id := newSessionID()
 	cwd := filepath.Clean(p.Cwd)
@@ -298,6 +302,9 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 		if err := l.Create(); err != nil {
 			b.log.Warn("the session log could not be written; the session goes on in memory", "session", id, "err", err)
 		}
+	}
+	if given {
+		b.setSystemPrompt(s, sys)
 	}
 	// The servers start while the model list is awaited; MCPWait counts
 	// from the request's start, so the two waits overlap.

@@ -99,6 +99,8 @@ type sessionConfig struct {
 	mu       sync.Mutex
 	model    string
 	thinking string // a ThinkingLevels id; "" when the option is not offered
+	// system is the editor's system prompt (sysprompt.go; zero: none).
+	system agent.ClientPrompt
 	// answered: the editor has the session (its session/new or
 	// session/load answer was written), so updates may name it.
 	answered bool
@@ -107,9 +109,11 @@ type sessionConfig struct {
 	stale bool
 }
 
-// configState is the values of the three options.
+// configState is the values of the three options, and the editor's
+// system prompt.
 type configState struct {
 	Model, Thinking, Mode string
+	System                agent.ClientPrompt
 }
 
 // defaultConfig is what a new session starts with.
@@ -137,6 +141,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 			if permission.ValidMode(d.ModeID) {
 				v.Mode = d.ModeID
 			}
+		case session.SystemPrompt:
+			v.System = agent.ClientPrompt{Mode: d.Mode, Text: d.Text}
 		case session.ConfigChange:
 			switch d.ConfigID {
 			case ConfigModel:
@@ -160,7 +166,7 @@ func restoredConfig(events []session.Event, def configState) configState {
 // logged: v is where the session starts or was restored to).
 func (b *Bridge) applyConfig(s *liveSession, v configState) {
 	s.cfg.mu.Lock()
-	s.cfg.model, s.cfg.thinking = v.Model, v.Thinking
+	s.cfg.model, s.cfg.thinking, s.cfg.system = v.Model, v.Thinking, v.System
 	s.cfg.mu.Unlock()
 	s.perm.setMode(v.Mode)
 	b.applySettings(s)
@@ -170,7 +176,7 @@ func (b *Bridge) applyConfig(s *liveSession, v configState) {
 // (the next model request uses them).
 func (b *Bridge) applySettings(s *liveSession) {
 	s.cfg.mu.Lock()
-	st := agent.Settings{Model: s.cfg.model}
+	st := agent.Settings{Model: s.cfg.model, SystemPrompt: s.cfg.system}
 	if l, ok := thinkingLevel(s.cfg.thinking); ok {
 		st.Thinking = l.Thinking
 	}
@@ -182,7 +188,7 @@ func (b *Bridge) applySettings(s *liveSession) {
 func (s *liveSession) configOf() configState {
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()
-	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode()}
+	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode(), System: s.cfg.system}
 }
 
 // modelChoices are the model option's values: the endpoint's list when

@@ -200,13 +200,14 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{u}
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
-		session.ConfigChange, session.ToolDefinition:
+		session.ConfigChange, session.SystemPrompt, session.ToolDefinition:
 		// Turn bounds and a step's end show nothing (the prompt response
 		// ends a turn); context messages are for the model only; a remembered
 		// permission answer and the additional directories are restored
 		// by session/load, not shown. A config change has no update of
 		// its own: the option list it changes is the bridge's (the
-		// answer to set_config_option, the load answer). A tool
+		// answer to set_config_option, the load answer); nor has the
+		// editor's system prompt, which the editor gave. A tool
 		// definition is what the bridge's replay builds an MCP call's
 		// cards from (the ToolCall and ToolResult show them).
 		return nil

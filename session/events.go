@@ -343,6 +343,15 @@ type ConfigChange struct {
 	Value    string `json:"value"`
 }
 
+// SystemPrompt records the editor's system prompt for the session (ACP
+// systemPrompt, given on session/new, load, resume or fork): Mode is
+// "append" or "override", Text its text. The last one logged is in
+// force; load and resume restore it, a fork copies it with the log.
+type SystemPrompt struct {
+	Mode string `json:"mode"`
+	Text string `json:"text"`
+}
+
 // Cost is an amount of money: Amount in Currency (ISO 4217, e.g. "USD").
 type Cost struct {
 	Amount   float64 `json:"amount"`
@@ -399,6 +408,7 @@ func (PermissionRule) EventType() string   { return "permission/rule" }
 func (Directories) EventType() string      { return "session/directories" }
 func (Notice) EventType() string           { return "session/notice" }
 func (ConfigChange) EventType() string     { return "config/change" }
+func (SystemPrompt) EventType() string     { return "session/system-prompt" }
 func (ContextUsage) EventType() string     { return "usage/update" }
 func (ToolDefinition) EventType() string   { return "tool/definition" }
 func (Compaction) EventType() string       { return "context/compaction" }
@@ -427,6 +437,7 @@ func (PermissionRule) Transient() bool   { return false }
 func (Directories) Transient() bool      { return false }
 func (Notice) Transient() bool           { return true }
 func (ConfigChange) Transient() bool     { return false }
+func (SystemPrompt) Transient() bool     { return false }
 func (ContextUsage) Transient() bool     { return false }
 func (ToolDefinition) Transient() bool   { return false }
 func (Compaction) Transient() bool       { return false }
@@ -455,6 +466,7 @@ func (PermissionRule) isData()   {}
 func (Directories) isData()      {}
 func (Notice) isData()           {}
 func (ConfigChange) isData()     {}
+func (SystemPrompt) isData()     {}
 func (ContextUsage) isData()     {}
 func (ToolDefinition) isData()   {}
 func (Compaction) isData()       {}
@@ -485,6 +497,7 @@ var decoders = map[string]func(json.RawMessage) (Data, error){
 	"session/notice":           decode[Notice],
 	"permission/rule":          decode[PermissionRule],
 	"config/change":            decode[ConfigChange],
+	"session/system-prompt":    decode[SystemPrompt],
 	"usage/update":             decode[ContextUsage],
 	"tool/definition":          decode[ToolDefinition],
 	"context/compaction":       decode[Compaction],
