@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -89,5 +90,30 @@ func TestHistoryImages(t *testing.T) {
 		if (len(user.Parts) == 2) != takes || (user.Content == "look[image: image/png, 8 bytes]") == takes {
 			t.Errorf("m2 takes images %v: user message %+v", takes, user)
 		}
+	}
+}
+
+// TestBoundImages: a request's images stay within MaxRequestImageBytes,
+// the newest kept: an older one past the bound becomes a text part.
+func TestBoundImages(t *testing.T) {
+	big := strings.Repeat("A", MaxRequestImageBytes/3)
+	img := llm.ImagePart("image/png", big)
+	msgs := []llm.Message{
+		{Role: "user", Parts: []llm.Part{{Text: "old"}, img}},
+		{Role: "user", Parts: []llm.Part{img, img}},
+		{Role: "user", Parts: []llm.Part{img}},
+	}
+	out := boundImages(msgs)
+	kept := 0
+	for _, m := range out {
+		for _, p := range m.Parts {
+			if p.ImageURL != "" {
+				kept++
+			}
+		}
+	}
+	if kept != 2 || out[2].Parts[0].ImageURL == "" || out[1].Parts[1].ImageURL == "" ||
+		out[1].Parts[0].ImageURL != "" || !strings.Contains(out[0].Parts[1].Text, "left out") {
+		t.Errorf("kept %d images: %+v", kept, out)
 	}
 }

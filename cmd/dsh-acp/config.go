@@ -127,7 +127,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (on, the old name, is high; default with --provider deepseek: high; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
-	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
+	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input besides those known to (with --provider deepseek: deepseek-flash), comma-separated, or * for every model; prompts may carry images only for them (env DSH_MODEL_IMAGES)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
