@@ -130,6 +130,10 @@ type Session struct {
 	usedIDs  map[string]bool
 	settings Settings
 	cost     costState
+	// cachePrompt and cacheHit are the session's prompt tokens and cache
+	// hits so far (session.CacheTokens), continued from the store's last
+	// usage event.
+	cachePrompt, cacheHit int64
 }
 
 // costState is a session's cumulative cost: known while every response
@@ -175,6 +179,9 @@ func (s *Session) prepare() {
 			}
 		case session.ContextUsage:
 			unaccounted = false
+			if d.Cache != nil {
+				s.cachePrompt, s.cacheHit = d.Cache.SessionPrompt, d.Cache.SessionHit
+			}
 			if d.Cost == nil {
 				s.cost = costState{}
 			} else if s.cost.known {
@@ -657,6 +664,7 @@ func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm
 	ev := session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
 		Used: int64(max(u.PromptTokens, 0)) + int64(max(u.CompletionTokens, 0)), Size: int64(m.Size(model))}
 	ev.Cost = t.s.addCost(m, model, *u, t.a.cfg.Now())
+	ev.Cache = t.cacheTokens(*u)
 	t.emit(ev)
 }
 

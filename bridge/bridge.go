@@ -96,6 +96,12 @@ type Config struct {
 	// images.
 	Images       func(model string) bool
 	OffersImages bool
+	// Balance reads the account balance (nil: never; DeepSeek's API
+	// only), at most once per turn in the background; LowBalance are
+	// the amounts, by currency code, below which a session is told once
+	// (balance.go).
+	Balance    func(context.Context) ([]llm.Balance, error)
+	LowBalance map[string]float64
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -124,6 +130,8 @@ type Bridge struct {
 	stop    context.CancelFunc
 	titles  sync.WaitGroup
 	titleMu sync.Mutex
+
+	balance balanceState // the balance checks (balance.go)
 }
 
 // liveSession is a session open in this process.
@@ -210,6 +218,7 @@ func (b *Bridge) Close() {
 	b.closeOnce.Do(func() { close(b.closed) })
 	b.stop()
 	b.titles.Wait()
+	b.balance.wg.Wait()
 	b.mu.Lock()
 	ss := make([]*liveSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -488,6 +497,7 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
 		}
 		b.migrateModel(s)
+		b.checkBalance(s)
 		in, err := b.prepareTurn(turnCtx, s, content)
 		if err != nil {
 			return acp.PromptResponse{}, err

@@ -373,3 +373,18 @@ func TestParseProvider(t *testing.T) {
 		t.Error("Origin of a relative URL")
 	}
 }
+
+// TestParseBalance: DeepSeek's /user/balance body, amounts as decimal
+// strings; junk is MALFORMED_RESPONSE.
+func TestParseBalance(t *testing.T) {
+	got, err := parseBalance([]byte(`{"is_available":true,"balance_infos":[{"currency":"CNY","total_balance":"110.00","granted_balance":"10.00","topped_up_balance":"100.00"},{"currency":"usd","total_balance":"0.52"}]}`))
+	if err != nil || len(got) != 2 || got[0] != (Balance{"CNY", 110}) || got[1] != (Balance{"USD", 0.52}) {
+		t.Errorf("parseBalance = %+v, %v", got, err)
+	}
+	for _, bad := range []string{`nope`, `{"balance_infos":[{"currency":"USD","total_balance":"lots"}]}`} {
+		var le *Error
+		if _, err := parseBalance([]byte(bad)); !errors.As(err, &le) || le.Code != CodeMalformed {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

@@ -194,7 +194,7 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{acp.CurrentModeUpdate{CurrentModeID: d.ModeID}}
 	case session.ContextUsage:
-		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0))}
+		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0)), Meta: CacheMeta(d.Cache, false)}
 		if d.Cost != nil {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}

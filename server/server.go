@@ -7,6 +7,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,12 @@ type Options struct {
 	// (--compact-threshold); 0 turns automatic compaction off (/compact
 	// still works). Another value outside [0, 1] is an error from New.
 	CompactAt float64
+	// Balance reads the account balance (llm.HTTP.Balance; nil: never),
+	// for DeepSeek's API only: at most once per turn, in the background,
+	// a session is told once when the balance is below LowBalance (by
+	// currency code, e.g. {"USD": 1, "CNY": 5}; empty: never).
+	Balance    func(context.Context) ([]llm.Balance, error)
+	LowBalance map[string]float64
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
@@ -238,6 +245,8 @@ func New(o Options) (*Server, error) {
 		Auth:             o.Auth,
 		Images:           meter.Images,
 		OffersImages:     offersImages(meter, o),
+		Balance:          o.Balance,
+		LowBalance:       o.LowBalance,
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -38,14 +39,26 @@ func TestPromptUsage(t *testing.T) {
 		t.Errorf("usage %+v (cached %v, thought %v), want input %d, cached %d, output %d, thought %d, total %d",
 			got, deref(got.CachedReadTokens), deref(got.ThoughtTokens), prompt-hit, hit, out, thought, prompt+out)
 	}
-	usages := 0
+	// Each usage_update's _meta has the turn's cache hits so far.
+	var metas []string
 	for _, u := range h.sessionUpdates() {
-		if _, ok := u.(acp.UsageUpdate); ok {
-			usages++
+		if uu, ok := u.(acp.UsageUpdate); ok {
+			metas = append(metas, string(uu.Meta))
 		}
 	}
-	if usages != 3 {
-		t.Errorf("%d usage_updates, want one per request", usages)
+	wantMetas := []string{
+		`{"cacheHitRatio":0.8533,"cacheHitTokens":1024,"promptTokens":1200}`,
+		`{"cacheHitRatio":0.8533,"cacheHitTokens":2304,"promptTokens":2700}`,
+		`{"cacheHitRatio":0.8391,"cacheHitTokens":3776,"promptTokens":4500}`,
+	}
+	if strings.Join(metas, "\n") != strings.Join(wantMetas, "\n") {
+		t.Errorf("usage_update _meta\n%s\nwant\n%s", strings.Join(metas, "\n"), strings.Join(wantMetas, "\n"))
+	}
+	// session/list's _meta.usage: the session's running figures.
+	var list acp.ListSessionsResponse
+	h.mustCall("session/list", map[string]any{}, &list)
+	if len(list.Sessions) != 1 || !strings.Contains(string(list.Sessions[0].Meta), `"cacheHitRatio":0.8391,"cacheHitTokens":3776,"promptTokens":4500`) {
+		t.Errorf("session/list %+v", list.Sessions)
 	}
 
 	h2 := newHarness(t, harnessOpts{replay: e2etest.Replay(t)})

@@ -364,12 +364,32 @@ type Cost struct {
 // window, both tokens; Cost, when known, is the session's cumulative cost
 // up to and including this response. Model is the model that answered.
 type ContextUsage struct {
-	Turn  int    `json:"turn"`
-	Step  int    `json:"step"`
-	Model string `json:"model,omitempty"`
-	Used  int64  `json:"used"`
-	Size  int64  `json:"size"`
-	Cost  *Cost  `json:"cost,omitempty"`
+	Turn  int          `json:"turn"`
+	Step  int          `json:"step"`
+	Model string       `json:"model,omitempty"`
+	Used  int64        `json:"used"`
+	Size  int64        `json:"size"`
+	Cost  *Cost        `json:"cost,omitempty"`
+	Cache *CacheTokens `json:"cache,omitempty"`
+}
+
+// CacheTokens are prompt tokens and how many of them the endpoint served
+// from its context cache (billed at the cache-hit price): over the
+// turn's responses so far (TurnPrompt, TurnHit) and over the session's
+// (SessionPrompt, SessionHit), up to and including one response.
+type CacheTokens struct {
+	TurnPrompt    int64 `json:"turnPrompt"`
+	TurnHit       int64 `json:"turnHit"`
+	SessionPrompt int64 `json:"sessionPrompt"`
+	SessionHit    int64 `json:"sessionHit"`
+}
+
+// Ratio is hit / prompt, 0 without prompt tokens.
+func Ratio(hit, prompt int64) float64 {
+	if prompt <= 0 {
+		return 0
+	}
+	return float64(hit) / float64(prompt)
 }
 
 // ToolDefinition records, beside one call (CallID) of a tool that exists

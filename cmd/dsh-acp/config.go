@@ -82,6 +82,9 @@ type config struct {
 	CompactAt float64
 	// CommandsDir is the user's slash command folder.
 	CommandsDir string
+	// LowBalance are the --low-balance amounts by currency code (empty:
+	// no balance check).
+	LowBalance map[string]float64
 	// keySeen, when set, is told each key the model client is about to
 	// send (main: the trace's redactor learns a key a login stored while
 	// the agent runs).
@@ -101,7 +104,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt, provider                                                                             *string
+	titles, compactAt, provider, lowBalance                                                                 *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -128,6 +131,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input besides those known to (with --provider deepseek: deepseek-flash), comma-separated, or * for every model; prompts may carry images only for them (env DSH_MODEL_IMAGES)")
+	v.lowBalance = fs.String("low-balance", get("DSH_LOW_BALANCE", "1 USD, 5 CNY"), "with --provider deepseek, the account balance is read once per turn at most, in the background, and a session is told once when it is below these amounts (per currency, comma-separated; 0 or off: never read; env DSH_LOW_BALANCE)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
@@ -252,6 +256,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		}
 		c.ContextWindow = n
 	}
+	if c.LowBalance, err = parseLowBalance(*v.lowBalance); err != nil {
+		return c, fmt.Errorf("--low-balance (or DSH_LOW_BALANCE) must be amounts with their currency, such as \"1 USD, 5 CNY\", or off: %v", err)
+	}
 	if c.Provider, err = llm.ParseProvider(*v.provider, c.BaseURL); err != nil {
 		return c, fmt.Errorf("--provider (or DSH_PROVIDER) must be deepseek or openai, got %q", *v.provider)
 	}
@@ -358,3 +365,28 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // errReported is a flag error the flag package has already printed.
 var errReported = errors.New("invalid flags")
+
+// parseLowBalance reads a --low-balance value: amounts with a
+// three-letter currency code ("1 USD, 5 CNY", "2.5USD"), or "0", "off"
+// or "" for none.
+func parseLowBalance(v string) (map[string]float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0" || strings.EqualFold(v, "off") {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		i := strings.IndexFunc(part, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if i <= 0 {
+			return nil, fmt.Errorf("%q has no amount", part)
+		}
+		n, err := strconv.ParseFloat(part[:i], 64)
+		cur := strings.ToUpper(strings.TrimSpace(part[i:]))
+		if err != nil || n < 0 || len(cur) != 3 || strings.ContainsFunc(cur, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+			return nil, fmt.Errorf("%q is not an amount and a currency code", part)
+		}
+		out[cur] = n
+	}
+	return out, nil
+}

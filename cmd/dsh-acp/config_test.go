@@ -180,3 +180,29 @@ func TestProviderFlag(t *testing.T) {
 		t.Errorf("a bad provider: %v", err)
 	}
 }
+
+// TestLowBalanceFlag: amounts with currencies, off, and bad values.
+func TestLowBalanceFlag(t *testing.T) {
+	for v, want := range map[string]map[string]float64{
+		"1 USD, 5 CNY": {"USD": 1, "CNY": 5}, "2.5usd": {"USD": 2.5}, "off": nil, "0": nil,
+	} {
+		got, err := parseLowBalance(v)
+		if err != nil || len(got) != len(want) {
+			t.Errorf("%q: %v, %v", v, got, err)
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%q: %s = %v, want %v", v, k, got[k], n)
+			}
+		}
+	}
+	for _, v := range []string{"USD", "1 dollars", "-1 USD", "1 USD,"} {
+		if _, err := parseLowBalance(v); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+	c, err := parseConfig(nil, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil || c.LowBalance["USD"] != 1 || c.LowBalance["CNY"] != 5 {
+		t.Errorf("default low balance %v, %v", c.LowBalance, err)
+	}
+}

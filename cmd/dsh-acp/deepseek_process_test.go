@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +21,13 @@ import (
 type fakeDeepSeek struct {
 	*httptest.Server
 	models []string
+	// balance is the /user/balance body ("" answers 404).
+	balance string
 
 	mu       sync.Mutex
 	replies  []fakeReply
 	requests []map[string]json.RawMessage
+	balances int // /user/balance requests
 }
 
 // fakeReply is one answer of a fakeDeepSeek's chat endpoint: body as an
@@ -42,6 +46,15 @@ func newFakeDeepSeek(t *testing.T, models []string, replies ...fakeReply) *fakeD
 
 func (f *fakeDeepSeek) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
+	case "/user/balance":
+		f.mu.Lock()
+		f.balances++
+		f.mu.Unlock()
+		if f.balance == "" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, f.balance)
 	case "/models":
 		var data []string
 		for _, m := range f.models {
@@ -340,4 +353,92 @@ func TestProcessRetiredModel(t *testing.T) {
 		p.stdin.Close()
 		p.wait(t)
 	})
+}
+
+// balanceBody is a /user/balance answer with total in currency.
+func balanceBody(currency, total string) string {
+	return `{"is_available":true,"balance_infos":[{"currency":"` + currency + `","total_balance":"` + total + `","granted_balance":"0.00","topped_up_balance":"` + total + `"}]}`
+}
+
+// TestProcessLowBalance: with DeepSeek's API the balance is read in the
+// background at a turn's start; below --low-balance (default 1 USD) the
+// session gets one notice, and later turns do not read it again; a
+// balance above the threshold is read at most once per turn and told
+// nothing. A plain endpoint's balance is never read.
+func TestProcessLowBalance(t *testing.T) {
+	ok := fakeReply{body: e2etest.Text(nil, []string{"ok"}, "stop")}
+	t.Run("low", func(t *testing.T) {
+		f := newFakeDeepSeek(t, []string{"deepseek-flash"}, ok, ok)
+		f.balance = balanceBody("USD", "0.52")
+		p := startDeepSeekProc(t, f, "--provider", "deepseek")
+		sid, _ := p.newSession(t, 2, t.TempDir(), "[]")
+		lines := promptLines(t, p, 3, sid, "one")
+		for !hasNotice(t, lines, "0.52 USD") {
+			lines = append(lines[:0], p.next(t))
+		}
+		kinds, _ := updatesOf(t, promptLines(t, p, 4, sid, "two"))
+		for _, k := range kinds {
+			if k == "notice" {
+				t.Error("a second balance notice")
+			}
+		}
+		f.mu.Lock()
+		n := f.balances
+		f.mu.Unlock()
+		if n != 1 {
+			t.Errorf("/user/balance read %d times, want once (the session was told)", n)
+		}
+		p.stdin.Close()
+		if code, _ := p.wait(t); code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		max  int
+	}{
+		{"enough", []string{"--provider", "deepseek"}, 2},
+		{"plain endpoint", nil, 0},
+		{"off", []string{"--provider", "deepseek", "--low-balance", "off"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeDeepSeek(t, []string{"deepseek-flash"}, ok, ok)
+			f.balance = balanceBody("CNY", "5.00")
+			if tc.max == 0 {
+				f.balance = balanceBody("USD", "0.01")
+			}
+			p := startDeepSeekProc(t, f, tc.args...)
+			sid, _ := p.newSession(t, 2, t.TempDir(), "[]")
+			for i, text := range []string{"one", "two"} {
+				if kinds, _ := updatesOf(t, promptLines(t, p, 3+i, sid, text)); slices.Contains(kinds, "notice") {
+					t.Errorf("turn %d: a notice", i+1)
+				}
+			}
+			// At exit the agent waits for a check under way: anything it
+			// would say comes before the end of stdout.
+			p.stdin.Close()
+			if code, _ := p.wait(t); code != 0 {
+				t.Errorf("exit %d", code)
+			}
+			f.mu.Lock()
+			n := f.balances
+			f.mu.Unlock()
+			if n > tc.max || (tc.max > 0 && n == 0) {
+				t.Errorf("/user/balance read %d times over 2 turns, want 1 to %d", n, tc.max)
+			}
+		})
+	}
+}
+
+// hasNotice reports whether lines hold a notice update saying text.
+func hasNotice(t *testing.T, lines [][]byte, text string) bool {
+	t.Helper()
+	kinds, raw := updatesOf(t, lines)
+	for i, k := range kinds {
+		if k == "notice" && strings.Contains(string(raw[i]), text) {
+			return true
+		}
+	}
+	return false
 }

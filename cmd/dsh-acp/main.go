@@ -147,6 +147,10 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
 	}
+	// Only DeepSeek's API has the balance endpoint.
+	if h, ok := client.(llm.HTTP); ok && cfg.Provider.DeepSeek() {
+		o.Balance, o.LowBalance = h.Balance, cfg.LowBalance
+	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
 	if l, ok := client.(llm.ModelLister); ok {
