@@ -50,8 +50,10 @@ func TestUsageEvents(t *testing.T) {
 	per := 6936e-6
 	got := usageOf(store.Events())
 	want := []session.ContextUsage{
-		{Turn: 1, Step: 1, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: per, Currency: "USD"}},
-		{Turn: 1, Step: 2, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: 2 * per, Currency: "USD"}},
+		{Turn: 1, Step: 1, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: per, Currency: "USD"},
+			Cache: &session.CacheTokens{TurnPrompt: 1000, TurnHit: 896, SessionPrompt: 1000, SessionHit: 896}},
+		{Turn: 1, Step: 2, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: 2 * per, Currency: "USD"},
+			Cache: &session.CacheTokens{TurnPrompt: 2000, TurnHit: 1792, SessionPrompt: 2000, SessionHit: 1792}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("usage events\n got %+v\nwant %+v", got, want)
