@@ -277,7 +277,11 @@ func (b *Bridge) imagePolicy(s *liveSession) imagePolicy {
 	if model == "" {
 		model = b.cfg.Agent.Model()
 	}
-	return imagePolicy{model: model, ok: b.cfg.Images != nil && b.cfg.Images(model)}
+	p := imagePolicy{model: model, ok: b.cfg.Images != nil && b.cfg.Images(model)}
+	if !p.ok && b.cfg.Images != nil {
+		p.alt = b.imageModel()
+	}
+	return p
 }
 
 // NewSession implements acp.Agent: a session in cwd (an existing

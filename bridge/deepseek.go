@@ -46,3 +46,17 @@ func (b *Bridge) migrateModel(s *liveSession) {
 	b.log.Info("model retired: session moved", "session", s.id, "from", old, "to", MigratedModel)
 	tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Model " + old + " replaced by " + MigratedModel, Description: desc})
 }
+
+// imageModel is the first model the model selector offers that takes
+// images (Config.Images), "" when none does: what a refused image prompt
+// suggests (on DeepSeek's API, deepseek-flash for a session on
+// deepseek-v4-pro).
+func (b *Bridge) imageModel() string {
+	choices, _ := b.modelChoices("")
+	for _, c := range choices {
+		if b.cfg.Images(c.Value) {
+			return c.Value
+		}
+	}
+	return ""
+}

@@ -110,7 +110,7 @@ func TestImageOnTextOnlyModel(t *testing.T) {
 	setOption(t, h, sid, "model", "deepseek-v4-pro")
 	_, err := h.promptBlocks(sid, acp.TextBlock("what is it?"), imageBlock("image/png", pngData))
 	var ae *acp.Error
-	if !errors.As(err, &ae) || ae.Code != acp.CodeInvalidParams || !strings.Contains(ae.Message, "the model deepseek-v4-pro does not take images") {
+	if !errors.As(err, &ae) || ae.Code != acp.CodeInvalidParams || !strings.Contains(ae.Message, "the model deepseek-v4-pro does not take images; deepseek-flash does: choose it in the Model selector") {
 		t.Errorf("prompt: %v", err)
 	}
 	e.mu.Lock()
