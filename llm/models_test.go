@@ -388,3 +388,27 @@ func TestParseBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestIsModelNotFound: 400 and 404 answers that say the model does not
+// exist, in DeepSeek's and OpenAI's words; other refusals are not.
+func TestIsModelNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{400, `{"error":{"message":"Model Not Exist","type":"invalid_request_error"}}`, true},
+		{404, `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it."}}`, true},
+		{404, `{"error":{"message":"model not found: qwen-x"}}`, true},
+		{400, `{"error":{"message":"The ` + "`reasoning_content`" + ` in the thinking mode must be passed back to the API."}}`, false},
+		{404, `not found`, false},
+		{500, `{"error":{"message":"Model Not Exist"}}`, false},
+	} {
+		if got := IsModelNotFound(httpError(tc.status, []byte(tc.body))); got != tc.want {
+			t.Errorf("%d %s: %v, want %v", tc.status, tc.body, got, tc.want)
+		}
+	}
+	if IsModelNotFound(errors.New("Model Not Exist")) {
+		t.Error("a plain error")
+	}
+}
