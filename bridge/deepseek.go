@@ -43,7 +43,7 @@ func (b *Bridge) migrateModel(s *liveSession) {
 	b.setConfig(s, ConfigModel, MigratedModel)
 	b.announceOptions(s)
 	desc := fmt.Sprintf("DeepSeek retired the model %s on 2026-07-24 and its API no longer lists it; this session now uses %s (change it in the Model selector; --model or DSH_MODEL sets the default).", old, MigratedModel)
-	b.log.Info("model retired: session moved", "session", s.id, "from", old, "to", MigratedModel)
+	b.log.Warn("model retired: session moved", "session", s.id, "from", old, "to", MigratedModel)
 	tools.Notify(s.agent.Tools, tools.Notice{Severity: tools.NoticeWarning, Title: "Model " + old + " replaced by " + MigratedModel, Description: desc})
 }
 
