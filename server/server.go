@@ -26,6 +26,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 	"github.com/dsh-acp/dsh-acp/toolsearch"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
+	"github.com/dsh-acp/dsh-acp/toolweb"
 )
 
 // Options is what a Server is built from. Client is required; every other
@@ -130,6 +131,10 @@ type Options struct {
 	// currency code, e.g. {"USD": 1, "CNY": 5}; empty: never).
 	Balance    func(context.Context) ([]llm.Balance, error)
 	LowBalance map[string]float64
+	// PromptQueue is how many prompts a session holds waiting behind its
+	// running turn (--prompt-queue); <= 0 means bridge.DefaultPromptQueue
+	// (8).
+	PromptQueue int
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
 	// this order. Each tool states its own permission class and
@@ -137,7 +142,15 @@ type Options struct {
 	// else needs to know it. A tool that fails to register (a name
 	// already taken, an invalid schema) is an error from New.
 	Tools []tools.Tool
+	// Web, when set, registers the web tools after the default ones:
+	// web_search where the endpoint has a Search API, and web_fetch
+	// (toolweb.Tools). Nil registers neither.
+	Web *Web
 }
+
+// Web is what the web tools are built from (toolweb.Config, for
+// Options.Web).
+type Web = toolweb.Config
 
 // ThinkingLevels are the ids of the thinking option's values
 // (Options.ThinkingDefault), in the order the option lists them.
@@ -202,6 +215,9 @@ func New(o Options) (*Server, error) {
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)
+	if o.Web != nil {
+		all = append(all, toolweb.Tools(*o.Web)...)
+	}
 	all = append(all, o.Tools...)
 	for _, t := range all {
 		if err := reg.Register(t); err != nil {
@@ -247,6 +263,7 @@ func New(o Options) (*Server, error) {
 		OffersImages:     offersImages(meter, o),
 		Balance:          o.Balance,
 		LowBalance:       o.LowBalance,
+		PromptQueue:      o.PromptQueue,
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools

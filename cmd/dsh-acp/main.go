@@ -146,6 +146,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Titles:          cfg.Titles,
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
+		PromptQueue:     cfg.PromptQueue,
+		Web:             webConfig(cfg, log),
 	}
 	// Only DeepSeek's API has the balance endpoint.
 	if h, ok := client.(llm.HTTP); ok && cfg.Provider.DeepSeek() {
