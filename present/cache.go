@@ -8,24 +8,10 @@ import (
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
-// CacheMeta is the `_meta` of a usage_update saying how much of the
-// prompt the endpoint served from its context cache (billed at the
-// cache-hit price, 1/50 of a miss on DeepSeek's API): for the turn so
-// far, or with session for the whole session (session/list's
-// `_meta.usage`): {"cacheHitRatio": hit/prompt rounded to 4 places,
-// "cacheHitTokens", "promptTokens"}. nil when c is nil (no figures).
-func CacheMeta(c *session.CacheTokens, whole bool) acp.Meta {
-	if c == nil {
-		return nil
-	}
-	b, err := json.Marshal(cacheFields(c, whole))
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// CacheFields are the figures of CacheMeta.
+// CacheFields are how much of the prompts the endpoint served from its
+// context cache (billed at the cache-hit price, 1/50 of a miss on
+// DeepSeek's API): CacheHitRatio is hit/prompt rounded to 4 places.
+// usageMeta has the turn's so far, SessionCache the session's.
 type CacheFields struct {
 	CacheHitRatio  float64 `json:"cacheHitRatio"`
 	CacheHitTokens int64   `json:"cacheHitTokens"`
@@ -48,4 +34,27 @@ func SessionCache(c *session.CacheTokens) *CacheFields {
 	}
 	f := cacheFields(c, true)
 	return &f
+}
+
+// usageMeta is a usage_update's `_meta`: the turn's cache figures
+// (CacheMeta) and, when the turn made billed tool calls (web searches,
+// fetches), "billedCalls" by kind, whose prices the cost includes; nil
+// when there is neither.
+func usageMeta(d session.ContextUsage) acp.Meta {
+	m := map[string]any{}
+	if d.Cache != nil {
+		f := cacheFields(d.Cache, false)
+		m["cacheHitRatio"], m["cacheHitTokens"], m["promptTokens"] = f.CacheHitRatio, f.CacheHitTokens, f.PromptTokens
+	}
+	if len(d.Calls) > 0 {
+		m["billedCalls"] = d.Calls
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
 }

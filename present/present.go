@@ -196,14 +196,9 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{acp.CurrentModeUpdate{CurrentModeID: d.ModeID}}
 	case session.ContextUsage:
-		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0)), Meta: CacheMeta(d.Cache, false)}
+		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0)), Meta: usageMeta(d)}
 		if d.Cost != nil {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
-		}
-		if len(d.Calls) > 0 {
-			// The turn's billed tool calls (web searches, fetches) by
-			// kind, whose prices the cost includes.
-			u.Meta, _ = json.Marshal(map[string]map[string]int{"billedCalls": d.Calls})
 		}
 		return []acp.Update{u}
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
