@@ -113,7 +113,10 @@ type SessionCapabilities struct {
 	// (SessionArchiveCapabilities, SessionStatusCapabilities).
 	Archive *Empty `json:"archive,omitempty"`
 	Status  *Empty `json:"status,omitempty"`
-	Meta    Meta   `json:"_meta,omitempty"`
+	// SystemPrompt (unstable): systemPrompt is taken on session/new,
+	// load, resume and fork.
+	SystemPrompt *SessionSystemPromptCapabilities `json:"systemPrompt,omitempty"`
+	Meta         Meta                             `json:"_meta,omitempty"`
 }
 
 // AgentAuthCapabilities lists the optional auth methods the agent serves

@@ -163,10 +163,11 @@ func nonNil[T any](s []T) []T {
 // NewSessionRequest is the params of `session/new` (schema type
 // NewSessionRequest). Cwd and AdditionalDirectories are absolute paths.
 type NewSessionRequest struct {
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	McpServers            []McpServer `json:"mcpServers"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	Cwd                   string        `json:"cwd"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	McpServers            []McpServer   `json:"mcpServers"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
 }
 
 // SessionMode is one selectable mode (schema type SessionMode).
@@ -234,11 +235,12 @@ type CancelNotification struct {
 // LoadSessionRequest is the params of `session/load` (schema type
 // LoadSessionRequest).
 type LoadSessionRequest struct {
-	McpServers            []McpServer `json:"mcpServers"`
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	SessionID             string      `json:"sessionId"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	McpServers            []McpServer   `json:"mcpServers"`
+	Cwd                   string        `json:"cwd"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
 }
 
 // LoadSessionResponse is the result of `session/load` (schema type
@@ -311,11 +313,12 @@ type SetSessionModeResponse struct {
 // ResumeSessionRequest is the params of `session/resume` (schema type
 // ResumeSessionRequest): reopen a session without replaying its history.
 type ResumeSessionRequest struct {
-	SessionID             string      `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	McpServers            []McpServer `json:"mcpServers,omitempty"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	Cwd                   string        `json:"cwd"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	McpServers            []McpServer   `json:"mcpServers,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
 }
 
 // ResumeSessionResponse is the result of `session/resume` (schema type
@@ -341,14 +344,43 @@ type DeleteSessionResponse struct {
 
 // ForkSessionRequest is the params of `session/fork` (unstable schema
 // type ForkSessionRequest): a new session that starts from SessionID's
-// history. SystemPrompt (unstable) is kept raw.
+// history; SystemPrompt (unstable), when set, replaces the source's.
 type ForkSessionRequest struct {
-	SessionID             string          `json:"sessionId"`
-	Cwd                   string          `json:"cwd"`
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	McpServers            []McpServer     `json:"mcpServers,omitempty"`
-	SystemPrompt          json.RawMessage `json:"systemPrompt,omitempty"`
-	Meta                  Meta            `json:"_meta,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	Cwd                   string        `json:"cwd"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	McpServers            []McpServer   `json:"mcpServers,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
+}
+
+// SystemPrompt is the client's system-level instructions for a session
+// (unstable schema type SystemPrompt), on session/new, load, resume and
+// fork: Mode is "append" (added to the agent's own instructions) or
+// "override" (replacing them); other values are the schema's custom or
+// future modes. Content is its blocks (text ones only, so far). Absent
+// and null are the same: no system prompt given.
+type SystemPrompt struct {
+	Mode    string         `json:"mode"`
+	Content []ContentBlock `json:"content"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// SessionSystemPromptCapabilities is sessionCapabilities.systemPrompt
+// (unstable schema type SessionSystemPromptCapabilities): its presence
+// says systemPrompt is taken in append mode, Mode.Override that
+// override is too.
+type SessionSystemPromptCapabilities struct {
+	Mode *SessionSystemPromptModeCapabilities `json:"mode,omitempty"`
+	Meta Meta                                 `json:"_meta,omitempty"`
+}
+
+// SessionSystemPromptModeCapabilities lists the system prompt modes
+// taken besides append (unstable schema type
+// SessionSystemPromptModeCapabilities).
+type SessionSystemPromptModeCapabilities struct {
+	Override *Empty `json:"override,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
 }
 
 // ForkSessionResponse is the result of `session/fork` (unstable schema

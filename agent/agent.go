@@ -46,9 +46,10 @@ type Config struct {
 	// means DefaultMaxParallel.
 	MaxParallel int
 	Log         *slog.Logger
-	// System builds the system prompt for a session cwd; nil uses
-	// SystemPrompt.
-	System func(cwd string) string
+	// System builds the system prompt for a session cwd and the
+	// session's client prompt (Settings.SystemPrompt); nil uses
+	// SessionSystem. SystemFor calls it.
+	System func(cwd string, client ClientPrompt) string
 	// Meter gives the context window and the price of a model, for the
 	// usage event after each response, and whether it takes images (the
 	// user's images are sent to a model only when it does, else as their
@@ -83,7 +84,7 @@ func New(cfg Config) *Agent {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.System == nil {
-		cfg.System = SystemPrompt
+		cfg.System = SessionSystem
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -101,12 +102,20 @@ func (a *Agent) Model() string {
 }
 
 // Settings are a session's choices for its model requests: Model (""
-// means the agent's Config.Model) and Thinking (DeepSeek's thinking
-// fields; the zero value sends none). A change applies from the next
+// means the agent's Config.Model), Thinking (DeepSeek's thinking
+// fields; the zero value sends none) and SystemPrompt (the editor's
+// system prompt; the zero value is none). A change applies from the next
 // model request, also within a running turn.
 type Settings struct {
-	Model    string
-	Thinking llm.Thinking
+	Model        string
+	Thinking     llm.Thinking
+	SystemPrompt ClientPrompt
+}
+
+// SystemFor is the system prompt of s's next model request: Config.System
+// of s's cwd and client prompt. Every request made for s uses it.
+func (a *Agent) SystemFor(s *Session) string {
+	return a.cfg.System(s.Tools.Cwd(), s.Settings().SystemPrompt)
 }
 
 // Session is one conversation: its events and the tool state. One turn
@@ -121,6 +130,10 @@ type Session struct {
 	usedIDs  map[string]bool
 	settings Settings
 	cost     costState
+	// cachePrompt and cacheHit are the session's prompt tokens and cache
+	// hits so far (session.CacheTokens), continued from the store's last
+	// usage event.
+	cachePrompt, cacheHit int64
 	// pending are the charges of tool calls (tools.Charge) not yet added
 	// to cost: the next usage event adds them.
 	pending []tools.Charge
@@ -173,6 +186,9 @@ func (s *Session) prepare() {
 			}
 		case session.ContextUsage:
 			unaccounted = false
+			if d.Cache != nil {
+				s.cachePrompt, s.cacheHit = d.Cache.SessionPrompt, d.Cache.SessionHit
+			}
 			s.pending = nil
 			if d.Cost == nil {
 				s.cost = costState{}
@@ -217,6 +233,10 @@ func (s *Session) model(def string) string {
 type Outcome struct {
 	StopReason string // end_turn, max_tokens, max_turn_requests, cancelled
 	Err        error
+	// Usage is the tokens of the turn's model requests summed (its steps
+	// and any compaction it ran; turnUsage), nil when no request of the
+	// turn reported usage (none was made, or none answered).
+	Usage *session.Usage
 }
 
 // TurnError is a failed turn: a model failure a user can understand.
@@ -285,7 +305,8 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	} else {
 		out = t.run(ctx)
 	}
-	end := session.TurnEnd{Turn: turn, Reason: out.StopReason}
+	out.Usage = t.usage
+	end := session.TurnEnd{Turn: turn, Reason: out.StopReason, Usage: t.usage}
 	if out.Err != nil {
 		end.Reason = session.EndError
 		end.Message = out.Err.Error()
@@ -316,6 +337,8 @@ type turnRun struct {
 	// turn (compact.go).
 	startSeq     int64
 	compactTried bool
+	// usage sums the usage of the turn's responses (turnusage.go).
+	usage *session.Usage
 	// atBoundary is Input.AtBoundary; steered counts the steering
 	// messages the turn took (boundary.go).
 	atBoundary func(final bool) Boundary
@@ -398,7 +421,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
+		Messages: append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
@@ -440,7 +463,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			return t.cancelled(), false
 		}
 		t.closeOpen(false, "the model request failed")
-		return Outcome{Err: modelError(err)}, false
+		return Outcome{Err: stepError(err, model)}, false
 	}
 	msg := session.AssistantMessage{Turn: t.turn, Step: t.step, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason}
 	if resp.Usage != nil {
@@ -662,6 +685,7 @@ func (t *turnRun) runParallel(ctx context.Context, calls []session.ToolCallRef) 
 // reported its usage, the context use and the session's cumulative cost
 // after it (the usage event), before any of its tool calls runs.
 func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm.Usage) {
+	t.addUsage(msg.Usage)
 	t.emit(msg)
 	if u == nil {
 		return
@@ -670,6 +694,7 @@ func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm
 	ev := session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
 		Used: int64(max(u.PromptTokens, 0)) + int64(max(u.CompletionTokens, 0)), Size: int64(m.Size(model))}
 	ev.Cost = t.s.addCost(m, model, *u, t.a.cfg.Now())
+	ev.Cache = t.cacheTokens(*u)
 	ev.Calls = t.billedCalls()
 	t.emit(ev)
 }

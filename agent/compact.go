@@ -160,7 +160,7 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append(append([]llm.Message{{Role: "system", Content: cfg.System(t.s.Tools.Cwd())}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
+		Messages: append(append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
@@ -177,6 +177,7 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	if resp != nil && resp.Usage != nil {
 		c.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
+		t.addUsage(c.Usage)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -65,7 +65,7 @@ func BenchmarkCompaction(b *testing.B) {
 	for _, turns := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			reg := tools.NewRegistry()
-			a := New(Config{Client: newInstantSummary(), Tools: reg, System: func(string) string { return "You are a test." }})
+			a := New(Config{Client: newInstantSummary(), Tools: reg, System: func(string, ClientPrompt) string { return "You are a test." }})
 			s := NewSession(benchSession(turns), tools.NewSession("s", b.TempDir()))
 			events := s.Store.Events()
 			before := int64(len(events))

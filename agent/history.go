@@ -19,7 +19,10 @@ import (
 // images becomes a content array (llm.Message.Parts: its texts and images
 // in order) when images is true (the model takes them), else text in
 // which each image is its text form ("[image: image/png, 1204 bytes]"),
-// so a model that takes none is never sent one.
+// so a model that takes none is never sent one. Images a tool returned
+// follow the step's tool messages in one user message (toolImagesMessage)
+// for a model that takes them; in the tool message a line stands in for
+// each (toolText). A request's images stay within MaxRequestImageBytes.
 //
 // After a completed compaction the conversation starts with its summary
 // (one user message, SummaryMessage) in place of every event logged
@@ -32,7 +35,7 @@ func History(events []session.Event, images bool) []llm.Message {
 		msgs = append(msgs, llm.Message{Role: "user", Content: SummaryMessage(c.Summary)})
 		events = eventsFrom(events, c.Before)
 	}
-	return appendHistory(msgs, events, images)
+	return boundImages(appendHistory(msgs, events, images))
 }
 
 // lastCompaction returns the last completed Compaction of events.
@@ -86,12 +89,19 @@ func appendHistory(msgs []llm.Message, events []session.Event, images bool) []ll
 				continue
 			}
 			msgs = append(msgs, m)
+			var imgs []toolImage
 			for _, c := range d.ToolCalls {
 				text := "Error: tool call interrupted; no result was recorded."
 				if r, ok := results[c.CallID]; ok {
-					text = tools.JoinText(r.Content)
+					text = toolText(r.Content, images)
+					if images {
+						imgs = resultImages(imgs, c.CallID, r.Content)
+					}
 				}
 				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
+			}
+			if len(imgs) > 0 {
+				msgs = append(msgs, toolImagesMessage(imgs))
 			}
 		default:
 			// The rest is not part of the conversation: turn and step

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -90,4 +91,66 @@ func TestHistoryImages(t *testing.T) {
 			t.Errorf("m2 takes images %v: user message %+v", takes, user)
 		}
 	}
+}
+
+// TestBoundImages: a request's images stay within MaxRequestImageBytes,
+// the newest kept: an older one past the bound becomes a text part.
+func TestBoundImages(t *testing.T) {
+	big := strings.Repeat("A", MaxRequestImageBytes/3)
+	img := llm.ImagePart("image/png", big)
+	msgs := []llm.Message{
+		{Role: "user", Parts: []llm.Part{{Text: "old"}, img}},
+		{Role: "user", Parts: []llm.Part{img, img}},
+		{Role: "user", Parts: []llm.Part{img}},
+	}
+	out := boundImages(msgs)
+	kept := 0
+	for _, m := range out {
+		for _, p := range m.Parts {
+			if p.ImageURL != "" {
+				kept++
+			}
+		}
+	}
+	if kept != 2 || out[2].Parts[0].ImageURL == "" || out[1].Parts[1].ImageURL == "" ||
+		out[1].Parts[0].ImageURL != "" || !strings.Contains(out[0].Parts[1].Text, "left out") {
+		t.Errorf("kept %d images: %+v", kept, out)
+	}
+}
+
+// TestToolResultImages: the images of a step's tool results (an MCP
+// tool's after its text, a read's inside its envelope) follow the
+// step's tool messages in one user message for a model that takes
+// images, each after a line naming its call, and the tool messages say
+// so; a text-only model gets a note in their place and no image.
+func TestToolResultImages(t *testing.T) {
+	const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	img := tools.Image(png1x1, "image/png")
+	events := evs(
+		session.UserMessage{Content: []tools.Content{tools.Text("look")}},
+		session.AssistantMessage{Reasoning: "two tools", ToolCalls: []session.ToolCallRef{{CallID: "m1", Name: "mcp__shot__take"}, {CallID: "r1", Name: "read"}}},
+		session.ToolResult{CallID: "m1", Content: []tools.Content{tools.Text("screenshot taken"), img}},
+		session.ToolResult{CallID: "r1", Content: []tools.Content{tools.Text("<path>/p/dot.png</path>\n<type>image</type>\n<content>\n"), img, tools.Text("\n</content>")}},
+	)
+	b, _ := json.Marshal(History(events, true))
+	url := `data:image/png;base64,` + png1x1
+	want := `[{"role":"user","content":"look"},` +
+		`{"role":"assistant","content":"","reasoning_content":"two tools","tool_calls":[{"id":"m1","type":"function","function":{"name":"mcp__shot__take","arguments":""}},{"id":"r1","type":"function","function":{"name":"read","arguments":""}}]},` +
+		`{"role":"tool","tool_call_id":"m1","content":"screenshot taken\n[image: 1×1 PNG, 70 bytes — sent in the next message]"},` +
+		`{"role":"tool","tool_call_id":"r1","content":"\u003cpath\u003e/p/dot.png\u003c/path\u003e\n\u003ctype\u003eimage\u003c/type\u003e\n\u003ccontent\u003e\n[image: 1×1 PNG, 70 bytes — sent in the next message]\n\u003c/content\u003e"},` +
+		`{"role":"user","content":[{"type":"text","text":"The image returned by tool call m1:"},{"type":"image_url","image_url":{"url":"` + url + `"}},` +
+		`{"type":"text","text":"The image returned by tool call r1:"},{"type":"image_url","image_url":{"url":"` + url + `"}}]}]`
+	if got := unescape(string(b)); got != unescape(want) {
+		t.Errorf("with images\n got %s\nwant %s", got, unescape(want))
+	}
+	b, _ = json.Marshal(History(events, false))
+	got := string(b)
+	if strings.Contains(got, "image_url") || strings.Count(got, "[image: 1×1 PNG, 70 bytes — model takes no images]") != 2 {
+		t.Errorf("text only: %s", got)
+	}
+}
+
+// unescape undoes json.Marshal's HTML escapes, for comparing texts.
+func unescape(s string) string {
+	return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(s)
 }

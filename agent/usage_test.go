@@ -50,8 +50,10 @@ func TestUsageEvents(t *testing.T) {
 	per := 6936e-6
 	got := usageOf(store.Events())
 	want := []session.ContextUsage{
-		{Turn: 1, Step: 1, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: per, Currency: "USD"}},
-		{Turn: 1, Step: 2, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: 2 * per, Currency: "USD"}},
+		{Turn: 1, Step: 1, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: per, Currency: "USD"},
+			Cache: &session.CacheTokens{TurnPrompt: 1000, TurnHit: 896, SessionPrompt: 1000, SessionHit: 896}},
+		{Turn: 1, Step: 2, Model: "m1", Used: 1050, Size: 8000, Cost: &session.Cost{Amount: 2 * per, Currency: "USD"},
+			Cache: &session.CacheTokens{TurnPrompt: 2000, TurnHit: 1792, SessionPrompt: 2000, SessionHit: 1792}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("usage events\n got %+v\nwant %+v", got, want)
@@ -131,3 +133,41 @@ func indexOf(s []string, v string) int {
 }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// TestTurnUsage: a turn's Outcome and its logged TurnEnd carry the usage
+// of its responses summed (a response without usage adds nothing); a
+// turn whose only response reported none has none.
+func TestTurnUsage(t *testing.T) {
+	call := []llm.ToolCall{{ID: "c1", Name: "echo", Arguments: `{}`}}
+	reg := tools.NewRegistry()
+	if err := reg.Register(tools.Tool{Name: "echo", Parameters: []byte(`{"type":"object"}`),
+		Execute: func(context.Context, *tools.Exec) (tools.Output, error) { return tools.Output{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	client := &scripted{resps: []*llm.Response{
+		{ToolCalls: call, FinishReason: "tool_calls", Usage: &llm.Usage{PromptTokens: 100, CompletionTokens: 10, CacheHitTokens: 64, ReasoningTokens: 4}},
+		{ToolCalls: call, FinishReason: "tool_calls"},
+		{Text: "a", FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 200, CompletionTokens: 20, CacheHitTokens: 128, ReasoningTokens: 8}},
+		{Text: "no usage", FinishReason: "stop"},
+	}}
+	a := New(Config{Client: client, Tools: reg, Model: "m1"})
+	store := session.NewStore(nil)
+	s := NewSession(store, tools.NewSession("s", t.TempDir()))
+	out := a.Turn(context.Background(), s, []tools.Content{tools.Text("hi")}, "")
+	want := session.Usage{PromptTokens: 300, CompletionTokens: 30, CacheHitTokens: 192, ReasoningTokens: 12}
+	if out.Usage == nil || *out.Usage != want {
+		t.Fatalf("turn usage %+v, want %+v", out.Usage, want)
+	}
+	var ends []session.TurnEnd
+	for _, ev := range store.Events() {
+		if e, ok := ev.Data.(session.TurnEnd); ok {
+			ends = append(ends, e)
+		}
+	}
+	if len(ends) != 1 || ends[0].Usage == nil || *ends[0].Usage != want {
+		t.Errorf("logged turn ends %+v", ends)
+	}
+	if out := a.Turn(context.Background(), s, []tools.Content{tools.Text("again")}, ""); out.Usage != nil {
+		t.Errorf("a turn without reported usage: %+v", *out.Usage)
+	}
+}

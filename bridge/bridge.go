@@ -66,6 +66,10 @@ type Config struct {
 	// KnownModels are the models the model option offers, after the
 	// agent's default model, while there is no model list.
 	KnownModels []string
+	// Provider is the endpoint's API dialect: with llm.ProviderDeepSeek
+	// a session on a retired DeepSeek model name moves to the current
+	// one (deepseek.go). "" is llm.ProviderOpenAI.
+	Provider llm.Provider
 	// Thinking offers the thinking option (DeepSeek's thinking mode and
 	// effort); ThinkingDefault is the ThinkingLevels id new sessions start
 	// with ("" means DefaultThinking).
@@ -95,6 +99,12 @@ type Config struct {
 	// images.
 	Images       func(model string) bool
 	OffersImages bool
+	// Balance reads the account balance (nil: never; DeepSeek's API
+	// only), at most once per turn in the background; LowBalance are
+	// the amounts, by currency code, below which a session is told once
+	// (balance.go).
+	Balance    func(context.Context) ([]llm.Balance, error)
+	LowBalance map[string]float64
 	// PromptQueue is how many prompts a session holds waiting behind its
 	// running turn (queue.go); <= 0 means DefaultPromptQueue.
 	PromptQueue int
@@ -128,6 +138,8 @@ type Bridge struct {
 	stop    context.CancelFunc
 	titles  sync.WaitGroup
 	titleMu sync.Mutex
+
+	balance balanceState // the balance checks (balance.go)
 }
 
 // liveSession is a session open in this process.
@@ -175,6 +187,9 @@ func New(cfg Config) *Bridge {
 	if cfg.ThinkingDefault == "" {
 		cfg.ThinkingDefault = DefaultThinking
 	}
+	if id, ok := CanonicalThinking(cfg.ThinkingDefault); ok {
+		cfg.ThinkingDefault = id
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Bridge{cfg: cfg, log: cfg.Log, sessions: map[string]*liveSession{}, closed: make(chan struct{}), ctx: ctx, stop: stop}
 }
@@ -218,6 +233,7 @@ func (b *Bridge) Close() {
 	b.closeOnce.Do(func() { close(b.closed) })
 	b.stop()
 	b.titles.Wait()
+	b.balance.wg.Wait()
 	b.mu.Lock()
 	ss := make([]*liveSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -263,7 +279,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},
-			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
+			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}, SystemPrompt: systemPromptCaps()},
 			McpCapabilities:     mcpCapabilities(), Meta: promptQueueingMeta},
 		AuthMethods: b.authMethods(caps),
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
@@ -277,7 +293,11 @@ func (b *Bridge) imagePolicy(s *liveSession) imagePolicy {
 	if model == "" {
 		model = b.cfg.Agent.Model()
 	}
-	return imagePolicy{model: model, ok: b.cfg.Images != nil && b.cfg.Images(model)}
+	p := imagePolicy{model: model, ok: b.cfg.Images != nil && b.cfg.Images(model)}
+	if !p.ok && b.cfg.Images != nil {
+		p.alt = b.imageModel()
+	}
+	return p
 }
 
 // NewSession implements acp.Agent: a session in cwd (an existing
@@ -296,6 +316,10 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
+	sys, given, err := clientPrompt(p.SystemPrompt)
+	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	began := time.Now()
 	id := newSessionID()
 	cwd := filepath.Clean(p.Cwd)
@@ -307,6 +331,9 @@ func (b *Bridge) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.N
 		if err := l.Create(); err != nil {
 			b.log.Warn("the session log could not be written; the session goes on in memory", "session", id, "err", err)
 		}
+	}
+	if given {
+		b.setSystemPrompt(s, sys)
 	}
 	// The servers start while the model list is awaited; MCPWait counts
 	// from the request's start, so the two waits overlap.
@@ -502,6 +529,8 @@ func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc
 	if err := s.agent.Store.Ready(); err != nil {
 		return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
 	}
+	b.migrateModel(s)
+	b.checkBalance(s)
 	in, err := b.prepareTurn(turnCtx, s, content)
 	if err != nil {
 		return acp.PromptResponse{}, err
@@ -518,7 +547,7 @@ func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc
 		return acp.PromptResponse{}, promptError(out.Err)
 	}
 	b.titleAfter(ctx, s)
-	return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason), Usage: promptUsage(out.Usage)}, nil
 }
 
 // promptError maps a failed turn to its JSON-RPC error (INTERFACE.md).

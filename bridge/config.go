@@ -29,28 +29,48 @@ const (
 )
 
 // ThinkingLevel is one value of the thinking option and the request
-// fields it sends (reference/deepseek-stream.md §1).
+// fields it sends: DeepSeek's top-level `thinking` {"type": ...} and
+// `reasoning_effort` (DeepSeek's "Thinking Mode" guide: thinking is on
+// by default at effort high; the efforts are low, high and max).
 type ThinkingLevel struct {
 	ID, Name, Description string
 	Thinking              llm.Thinking
 }
 
-// ThinkingLevels are the thinking option's values.
+// ThinkingLevels are the thinking option's values, from the quickest to
+// the slowest. Each sends both fields but off, which sends only
+// {"type": "disabled"} (an effort means nothing without thinking).
 var ThinkingLevels = []ThinkingLevel{
-	{ID: "off", Name: "Off", Description: "No reasoning (thinking disabled)",
+	{ID: "off", Name: "Off", Description: "No reasoning: the quickest answers and the fewest tokens (thinking disabled)",
 		Thinking: llm.Thinking{Type: llm.ThinkingDisabled}},
-	{ID: "on", Name: "On", Description: "Reasoning at the provider's default effort (thinking enabled)",
-		Thinking: llm.Thinking{Type: llm.ThinkingEnabled}},
-	{ID: "high", Name: "High", Description: "Reasoning with reasoning_effort high",
+	{ID: "low", Name: "Low", Description: "Brief reasoning: quicker than high, fewer reasoning tokens (reasoning_effort low)",
+		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortLow}},
+	{ID: "high", Name: "High", Description: "DeepSeek's default: thorough reasoning, seconds to a minute more per answer (reasoning_effort high)",
 		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortHigh}},
-	{ID: "max", Name: "Max", Description: "Reasoning with reasoning_effort max",
+	{ID: "max", Name: "Max", Description: "The longest reasoning, for hard problems: the slowest answers and the most reasoning tokens (reasoning_effort max)",
 		Thinking: llm.Thinking{Type: llm.ThinkingEnabled, Effort: llm.EffortMax}},
 }
 
+// thinkingAliases are level names of earlier versions, kept working in
+// flags, the environment and restored sessions: "on" was thinking at the
+// provider's default effort, which is high.
+var thinkingAliases = map[string]string{"on": "high"}
+
 // DefaultThinking is the thinking level sessions start in when
-// Config.ThinkingDefault is empty: thinking on, as DeepSeek itself
-// defaults to.
-const DefaultThinking = "on"
+// Config.ThinkingDefault is empty: thinking on at DeepSeek's default
+// effort.
+const DefaultThinking = "high"
+
+// CanonicalThinking returns the ThinkingLevels id id names: id itself,
+// or the level an old name stands for ("on" is "high"); ok is false for
+// any other name.
+func CanonicalThinking(id string) (string, bool) {
+	if to, ok := thinkingAliases[id]; ok {
+		id = to
+	}
+	_, ok := thinkingLevel(id)
+	return id, ok
+}
 
 func thinkingLevel(id string) (ThinkingLevel, bool) {
 	for _, l := range ThinkingLevels {
@@ -61,9 +81,10 @@ func thinkingLevel(id string) (ThinkingLevel, bool) {
 	return ThinkingLevel{}, false
 }
 
-// ValidThinking reports whether id is one of ThinkingLevels.
+// ValidThinking reports whether id is one of ThinkingLevels or an old
+// name of one (CanonicalThinking).
 func ValidThinking(id string) bool {
-	_, ok := thinkingLevel(id)
+	_, ok := CanonicalThinking(id)
 	return ok
 }
 
@@ -78,6 +99,8 @@ type sessionConfig struct {
 	mu       sync.Mutex
 	model    string
 	thinking string // a ThinkingLevels id; "" when the option is not offered
+	// system is the editor's system prompt (sysprompt.go; zero: none).
+	system agent.ClientPrompt
 	// answered: the editor has the session (its session/new or
 	// session/load answer was written), so updates may name it.
 	answered bool
@@ -86,9 +109,11 @@ type sessionConfig struct {
 	stale bool
 }
 
-// configState is the values of the three options.
+// configState is the values of the three options, and the editor's
+// system prompt.
 type configState struct {
 	Model, Thinking, Mode string
+	System                agent.ClientPrompt
 }
 
 // defaultConfig is what a new session starts with.
@@ -116,6 +141,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 			if permission.ValidMode(d.ModeID) {
 				v.Mode = d.ModeID
 			}
+		case session.SystemPrompt:
+			v.System = agent.ClientPrompt{Mode: d.Mode, Text: d.Text}
 		case session.ConfigChange:
 			switch d.ConfigID {
 			case ConfigModel:
@@ -123,8 +150,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 					v.Model = d.Value
 				}
 			case ConfigThinking:
-				if def.Thinking != "" && ValidThinking(d.Value) {
-					v.Thinking = d.Value
+				if id, ok := CanonicalThinking(d.Value); def.Thinking != "" && ok {
+					v.Thinking = id
 				}
 			}
 		default:
@@ -139,7 +166,7 @@ func restoredConfig(events []session.Event, def configState) configState {
 // logged: v is where the session starts or was restored to).
 func (b *Bridge) applyConfig(s *liveSession, v configState) {
 	s.cfg.mu.Lock()
-	s.cfg.model, s.cfg.thinking = v.Model, v.Thinking
+	s.cfg.model, s.cfg.thinking, s.cfg.system = v.Model, v.Thinking, v.System
 	s.cfg.mu.Unlock()
 	s.perm.setMode(v.Mode)
 	b.applySettings(s)
@@ -149,7 +176,7 @@ func (b *Bridge) applyConfig(s *liveSession, v configState) {
 // (the next model request uses them).
 func (b *Bridge) applySettings(s *liveSession) {
 	s.cfg.mu.Lock()
-	st := agent.Settings{Model: s.cfg.model}
+	st := agent.Settings{Model: s.cfg.model, SystemPrompt: s.cfg.system}
 	if l, ok := thinkingLevel(s.cfg.thinking); ok {
 		st.Thinking = l.Thinking
 	}
@@ -161,7 +188,7 @@ func (b *Bridge) applySettings(s *liveSession) {
 func (s *liveSession) configOf() configState {
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()
-	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode()}
+	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode(), System: s.cfg.system}
 }
 
 // modelChoices are the model option's values: the endpoint's list when
@@ -335,6 +362,9 @@ func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionCon
 	}
 	if p.Boolean != nil {
 		return acp.SetSessionConfigOptionResponse{}, acp.InvalidParams("Invalid params: config option %q is a select; its value is one of its value ids, not a boolean", p.ConfigID)
+	}
+	if id, ok := CanonicalThinking(p.ValueID); p.ConfigID == ConfigThinking && ok {
+		p.ValueID = id // an old level name ("on")
 	}
 	opts, _ := b.configOptions(s)
 	var valid []string

@@ -86,9 +86,14 @@ func TestRestoredConfig(t *testing.T) {
 		ev(session.ModeChange{ModeID: "yolo"}),
 		ev(session.ConfigChange{ConfigID: "colour", Value: "red"}),
 	}
-	def := configState{Model: "d", Thinking: "on", Mode: "default"}
+	def := configState{Model: "d", Thinking: "high", Mode: "default"}
 	if got, want := restoredConfig(events, def), (configState{Model: "b", Thinking: "max", Mode: "plan"}); got != want {
 		t.Errorf("restored %+v, want %+v", got, want)
+	}
+	// A level an earlier version logged under its old name.
+	old := append(events, ev(session.ConfigChange{ConfigID: ConfigThinking, Value: "on"}))
+	if got := restoredConfig(old, def); got.Thinking != "high" {
+		t.Errorf("logged \"on\" restored as %q, want high", got.Thinking)
 	}
 	noThinking := configState{Model: "d", Mode: "default"}
 	if got := restoredConfig(events, noThinking); got.Thinking != "" {

@@ -27,6 +27,10 @@ import (
 // logged session's events are decoded only when its next turn needs
 // them, so the answer does not wait for the whole log.
 func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (acp.Deferred[acp.ResumeSessionResponse], error) {
+	sys, given, err := clientPrompt(p.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
@@ -36,6 +40,9 @@ func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (a
 		s, err := b.reopen(ctx, r, false)
 		if err != nil {
 			return acp.ResumeSessionResponse{}, err
+		}
+		if given {
+			b.setSystemPrompt(s, sys)
 		}
 		b.opened(ctx, s)
 		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
@@ -63,6 +70,7 @@ var restoredTypes = map[string]bool{
 	session.Directories{}.EventType():    true,
 	session.PermissionRule{}.EventType(): true,
 	session.ConfigChange{}.EventType():   true,
+	session.SystemPrompt{}.EventType():   true,
 }
 
 func restoredType(t string) bool { return restoredTypes[t] }
@@ -100,7 +108,7 @@ func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSessi
 		live := from.configOf()
 		v.Mode = live.Mode
 		if how == carryShare || how == carryCopy {
-			v.Model, v.Thinking = live.Model, live.Thinking
+			v.Model, v.Thinking, v.System = live.Model, live.Thinking, live.System
 		}
 	}
 	b.applyConfig(s, v)
@@ -198,6 +206,10 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	if err != nil {
 		return acp.ForkSessionResponse{}, err
 	}
+	sys, given, err := clientPrompt(p.SystemPrompt)
+	if err != nil {
+		return acp.ForkSessionResponse{}, err
+	}
 	began := time.Now()
 	if !b.loads.claim(p.SessionID) {
 		return acp.ForkSessionResponse{}, acp.InvalidParams("Invalid params: session %s is being opened or deleted; fork it after that", p.SessionID)
@@ -217,6 +229,14 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	} else if events, err = b.readLogged(p.SessionID, cwd); err != nil {
 		return acp.ForkSessionResponse{}, err
 	}
+	if !given {
+		// The fork inherits the source's system prompt, also one set
+		// after the message it is cut at.
+		sys = lastSystemPrompt(events)
+		if src != nil {
+			sys = src.configOf().System
+		}
+	}
 	events, ok := session.ForkEvents(events, messageID)
 	if !ok {
 		return acp.ForkSessionResponse{}, acp.InvalidParams("Invalid params: session %s has no message %q to fork at", p.SessionID, messageID)
@@ -235,6 +255,7 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	}
 	b.restore(s, events, src, how)
 	b.register(s)
+	b.setSystemPrompt(s, sys)
 	// The fork's header holds dirs; a copied Directories event may say
 	// otherwise.
 	b.noteDirectories(s, lastDirectories(session.Header{AdditionalDirectories: dirs}, events))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/present"
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
@@ -60,8 +61,9 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 }
 
 // usageMeta is a listed session's `_meta`: `{"usage": {"used", "size",
-// "cost"?}}`, the figures of its last usage_update (cost is the
-// thread's running total, left out when unknown), or nil when its log
+// "cost"?, "cacheHitRatio"?, "cacheHitTokens"?, "promptTokens"?}}`, the
+// figures of its last usage_update (cost is the thread's running total,
+// left out when unknown; the cache figures are the session's so far), or nil when its log
 // has none (session.LastUsage reads only the end of the log).
 func usageMeta(path string) acp.Meta {
 	u, ok := session.LastUsage(path)
@@ -72,8 +74,10 @@ func usageMeta(path string) acp.Meta {
 		Used uint64    `json:"used"`
 		Size uint64    `json:"size"`
 		Cost *acp.Cost `json:"cost,omitempty"`
+		// The session's prompt tokens served from the cache so far.
+		*present.CacheFields
 	}
-	v := usage{Used: uint64(max(u.Used, 0)), Size: uint64(max(u.Size, 0))}
+	v := usage{Used: uint64(max(u.Used, 0)), Size: uint64(max(u.Size, 0)), CacheFields: present.SessionCache(u.Cache)}
 	if u.Cost != nil {
 		v.Cost = &acp.Cost{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
 	}

@@ -67,6 +67,10 @@ func (b *Bridge) newStore(id, cwd string, dirs []string) *session.Store {
 // another load, resume, fork or delete of it, is refused until the load
 // has answered); the load itself runs in the returned function.
 func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.Deferred[acp.LoadSessionResponse], error) {
+	sys, given, err := clientPrompt(p.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
@@ -76,6 +80,9 @@ func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.D
 		s, err := b.reopen(ctx, r, true)
 		if err != nil {
 			return acp.LoadSessionResponse{}, err
+		}
+		if given {
+			b.setSystemPrompt(s, sys)
 		}
 		b.opened(ctx, s)
 		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)

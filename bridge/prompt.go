@@ -26,6 +26,9 @@ const MaxPromptImageBytes = 20 << 20
 type imagePolicy struct {
 	model string
 	ok    bool
+	// alt is a model the selector offers that takes images ("" when
+	// none does), for the error.
+	alt string
 }
 
 // promptContent turns an ACP prompt into model input: text blocks as
@@ -129,6 +132,9 @@ func filePath(uri string) (path, lines string, ok bool) {
 // promptImage checks image block i and returns it as content with its
 // decoded size in bytes.
 func promptImage(i int, bl acp.ContentBlock, img imagePolicy) (tools.Content, int, error) {
+	if !img.ok && img.alt != "" {
+		return tools.Content{}, 0, acp.InvalidParams("Invalid params: prompt[%d]: the model %s does not take images; %s does: choose it in the Model selector", i, img.model, img.alt)
+	}
 	if !img.ok {
 		return tools.Content{}, 0, acp.InvalidParams("Invalid params: prompt[%d]: the model %s does not take images (dsh-acp --model-images %s tells the agent it does)", i, img.model, img.model)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -106,17 +105,6 @@ func (c Catalog) Merge(over Catalog) Catalog {
 	return out
 }
 
-// IsDeepSeek reports whether baseURL is DeepSeek's own API (the host
-// api.deepseek.com), where the DeepSeek catalog and thinking controls
-// apply.
-func IsDeepSeek(baseURL string) bool {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(u.Hostname(), "api.deepseek.com")
-}
-
 // deepSeekPeak reports DeepSeek's peak hours: 01:00–04:00 and
 // 06:00–10:00 UTC, Monday to Friday (09:00–12:00 and 14:00–18:00 Beijing
 // time, the same calendar day). DeepSeek's Chinese page also counts
@@ -153,8 +141,10 @@ const deepSeekContext = 1 << 20
 // billed at Flash prices, so they are priced (not offered). The page no
 // longer names deepseek-chat or deepseek-reasoner (reports say the API
 // dropped them on 2026-07-24), so they have no entry: a session on one of
-// them shows no cost rather than a guessed one. None of them takes images
-// (Known.Images is false; see ImageModels for why).
+// them shows no cost rather than a guessed one. Flash takes images
+// (Known.Images; the page and DeepSeek's vision guide, read 2026-12:
+// JPEG, PNG, GIF and WebP as image_url parts), so do the Flash names it
+// still serves; deepseek-v4-pro takes none.
 func DeepSeek() Catalog {
 	flash := &Price{Currency: "USD", Rates: Rates{CacheHit: 0.006, CacheMiss: 0.30, Output: 1.20},
 		OffPeak: &Rates{CacheHit: 0.003, CacheMiss: 0.15, Output: 0.60}, Peak: deepSeekPeak}
@@ -163,10 +153,10 @@ func DeepSeek() Catalog {
 	return Catalog{
 		Offer: []string{"deepseek-flash", "deepseek-v4-pro"},
 		Models: map[string]Known{
-			"deepseek-flash":               {ContextWindow: deepSeekContext, Price: flash},
+			"deepseek-flash":               {ContextWindow: deepSeekContext, Price: flash, Images: true},
 			"deepseek-v4-pro":              {ContextWindow: deepSeekContext, Price: pro},
-			"deepseek-v4-flash":            {ContextWindow: deepSeekContext, Price: flash},
-			"deepseek-v4-flash-vision-exp": {ContextWindow: deepSeekContext, Price: flash},
+			"deepseek-v4-flash":            {ContextWindow: deepSeekContext, Price: flash, Images: true},
+			"deepseek-v4-flash-vision-exp": {ContextWindow: deepSeekContext, Price: flash, Images: true},
 		},
 	}
 }

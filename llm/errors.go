@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,4 +108,26 @@ func httpError(status int, body []byte) *Error {
 		Message:   msg,
 		Retryable: status == 429 || status >= 500,
 	}
+}
+
+// IsModelNotFound reports whether err is an endpoint's refusal of the
+// model name itself: HTTP 400 or 404 whose message speaks of the model
+// not existing or not being found (DeepSeek answers an unknown name with
+// 400 "Model Not Exist"; OpenAI-compatible servers with 404 "The model
+// `x` does not exist" or "model not found").
+func IsModelNotFound(err error) bool {
+	var le *Error
+	if !errors.As(err, &le) || (le.Status != 400 && le.Status != 404) {
+		return false
+	}
+	m := strings.ToLower(le.Message)
+	if !strings.Contains(m, "model") {
+		return false
+	}
+	for _, w := range []string{"not exist", "not found", "does not exist", "unknown model", "no such model", "invalid model"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -9,18 +9,9 @@ import (
 // ImageModels is a set of models that take image input (user messages
 // whose content array holds image_url parts, Message.Parts), as
 // --model-images names them; the catalog's models say it themselves
-// (Known.Images). The zero value is no model.
-//
-// No model is known to take images by default. DeepSeek's chat
-// completions API takes text only in user messages: the upstream harness
-// drops images for it (reference/deepseek-stream.md, "Not sent"), and
-// the API answers an image_url part with HTTP 400 ("unknown variant
-// `image_url`, expected `text`", as reported against deepseek-v4-flash
-// in May 2026). One third-party provider claims image input for
-// deepseek-flash; that is unconfirmed, so the DeepSeek catalog does not
-// claim it. A model
-// that does take images (another endpoint's, or DeepSeek's once it does)
-// is named with --model-images.
+// (Known.Images: on DeepSeek's API, deepseek-flash does). The zero value
+// is no model. Another endpoint's models that take images are named
+// with --model-images (or "images": true in a --prices file).
 type ImageModels struct {
 	all   bool
 	names map[string]bool

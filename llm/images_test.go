@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -98,9 +99,10 @@ func TestCatalogImages(t *testing.T) {
 		t.Errorf("price file catalog %+v", file.Models)
 	}
 	c := DeepSeek().Merge(file)
+	// Flash (and the Flash names it serves) takes images, Pro none.
 	for id, k := range DeepSeek().Models {
-		if k.Images {
-			t.Errorf("the DeepSeek catalog says %s takes images", id)
+		if want := strings.Contains(id, "flash"); k.Images != want {
+			t.Errorf("the DeepSeek catalog says %s takes images: %v", id, k.Images)
 		}
 	}
 	back := file.Merge(Catalog{Models: map[string]Known{"vision-x": {ContextWindow: 5}}})
@@ -109,7 +111,7 @@ func TestCatalogImages(t *testing.T) {
 	}
 	flag, _ := ParseImageModels("gpt-4o")
 	m := &Meter{Catalog: c, ImageModels: flag}
-	for model, want := range map[string]bool{"vision-x": true, "gpt-4o": true, "text-y": false, "deepseek-flash": false, "deepseek-chat": false} {
+	for model, want := range map[string]bool{"vision-x": true, "gpt-4o": true, "text-y": false, "deepseek-flash": true, "deepseek-v4-pro": false, "deepseek-chat": false} {
 		if got := m.Images(model); got != want {
 			t.Errorf("Images(%s) = %v, want %v", model, got, want)
 		}

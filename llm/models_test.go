@@ -351,3 +351,64 @@ func TestIsDeepSeek(t *testing.T) {
 		}
 	}
 }
+
+// TestParseProvider: the two names in any case, the default by host,
+// other names refused; Origin drops the path.
+func TestParseProvider(t *testing.T) {
+	for _, tc := range []struct{ s, base, want string }{
+		{"", "https://api.deepseek.com", "deepseek"}, {"", "http://127.0.0.1:8080/v1", "openai"},
+		{" OpenAI ", "https://api.deepseek.com", "openai"}, {"deepseek", "http://localhost:1", "deepseek"},
+	} {
+		if p, err := ParseProvider(tc.s, tc.base); err != nil || string(p) != tc.want {
+			t.Errorf("ParseProvider(%q, %q) = %q, %v; want %q", tc.s, tc.base, p, err, tc.want)
+		}
+	}
+	if _, err := ParseProvider("claude", ""); err == nil || !strings.Contains(err.Error(), `"claude"`) {
+		t.Errorf("a bad name: %v", err)
+	}
+	if o, err := Origin("https://api.deepseek.com/v1/"); err != nil || o != "https://api.deepseek.com" {
+		t.Errorf("Origin: %q, %v", o, err)
+	}
+	if _, err := Origin("/relative"); err == nil {
+		t.Error("Origin of a relative URL")
+	}
+}
+
+// TestParseBalance: DeepSeek's /user/balance body, amounts as decimal
+// strings; junk is MALFORMED_RESPONSE.
+func TestParseBalance(t *testing.T) {
+	got, err := parseBalance([]byte(`{"is_available":true,"balance_infos":[{"currency":"CNY","total_balance":"110.00","granted_balance":"10.00","topped_up_balance":"100.00"},{"currency":"usd","total_balance":"0.52"}]}`))
+	if err != nil || len(got) != 2 || got[0] != (Balance{"CNY", 110}) || got[1] != (Balance{"USD", 0.52}) {
+		t.Errorf("parseBalance = %+v, %v", got, err)
+	}
+	for _, bad := range []string{`nope`, `{"balance_infos":[{"currency":"USD","total_balance":"lots"}]}`} {
+		var le *Error
+		if _, err := parseBalance([]byte(bad)); !errors.As(err, &le) || le.Code != CodeMalformed {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// TestIsModelNotFound: 400 and 404 answers that say the model does not
+// exist, in DeepSeek's and OpenAI's words; other refusals are not.
+func TestIsModelNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{400, `{"error":{"message":"Model Not Exist","type":"invalid_request_error"}}`, true},
+		{404, `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it."}}`, true},
+		{404, `{"error":{"message":"model not found: qwen-x"}}`, true},
+		{400, `{"error":{"message":"The ` + "`reasoning_content`" + ` in the thinking mode must be passed back to the API."}}`, false},
+		{404, `not found`, false},
+		{500, `{"error":{"message":"Model Not Exist"}}`, false},
+	} {
+		if got := IsModelNotFound(httpError(tc.status, []byte(tc.body))); got != tc.want {
+			t.Errorf("%d %s: %v, want %v", tc.status, tc.body, got, tc.want)
+		}
+	}
+	if IsModelNotFound(errors.New("Model Not Exist")) {
+		t.Error("a plain error")
+	}
+}

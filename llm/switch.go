@@ -59,3 +59,9 @@ func (s *Switch) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 func (s *Switch) ListModels(ctx context.Context) ([]ModelInfo, error) {
 	return s.now().ListModels(ctx)
 }
+
+// Balance reads the account balance at the current endpoint (see
+// HTTP.Balance).
+func (s *Switch) Balance(ctx context.Context) ([]Balance, error) {
+	return s.now().Balance(ctx)
+}

@@ -91,9 +91,11 @@ const (
 	ThinkingDisabled = "disabled"
 )
 
-// The values of Thinking.Effort, DeepSeek's `reasoning_effort` (the API
-// maps other names onto these two; reference/deepseek-stream.md).
+// The values of Thinking.Effort, DeepSeek's `reasoning_effort` (its
+// "Thinking Mode" guide documents low, high and max, high the default;
+// it maps other names onto these).
 const (
+	EffortLow  = "low"
 	EffortHigh = "high"
 	EffortMax  = "max"
 )
@@ -105,7 +107,7 @@ const (
 // sends neither, so the provider's default applies.
 type Thinking struct {
 	Type   string // "", ThinkingEnabled or ThinkingDisabled
-	Effort string // "", EffortHigh or EffortMax
+	Effort string // "", EffortLow, EffortHigh or EffortMax
 }
 
 // DeltaKind tells what a Delta carries.

@@ -196,24 +196,20 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{acp.CurrentModeUpdate{CurrentModeID: d.ModeID}}
 	case session.ContextUsage:
-		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0))}
+		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0)), Meta: usageMeta(d)}
 		if d.Cost != nil {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
-		if len(d.Calls) > 0 {
-			// The turn's billed tool calls (web searches, fetches) by
-			// kind, whose prices the cost includes.
-			u.Meta, _ = json.Marshal(map[string]map[string]int{"billedCalls": d.Calls})
-		}
 		return []acp.Update{u}
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
-		session.ConfigChange, session.ToolDefinition:
+		session.ConfigChange, session.SystemPrompt, session.ToolDefinition:
 		// Turn bounds and a step's end show nothing (the prompt response
 		// ends a turn); context messages are for the model only; a remembered
 		// permission answer and the additional directories are restored
 		// by session/load, not shown. A config change has no update of
 		// its own: the option list it changes is the bridge's (the
-		// answer to set_config_option, the load answer). A tool
+		// answer to set_config_option, the load answer); nor has the
+		// editor's system prompt, which the editor gave. A tool
 		// definition is what the bridge's replay builds an MCP call's
 		// cards from (the ToolCall and ToolResult show them).
 		return nil

@@ -235,18 +235,19 @@ func TestModelOptionFromModelsList(t *testing.T) {
 }
 
 // TestThinkingRequestFields: each thinking level sends exactly the
-// request fields of deepseek-stream.md §1 (thinking at the top level,
-// reasoning_effort only with an effort), from the next request on; an
-// endpoint without the option sends neither and refuses the option.
+// request fields DeepSeek documents (thinking at the top level, the
+// effort low, high or max with it; off sends no effort), from the next
+// request on; the old name "on" is high; an endpoint without the option
+// sends neither and refuses the option.
 func TestThinkingRequestFields(t *testing.T) {
 	want := []struct {
 		level, thinking, effort string
 	}{
-		{"on", `{"type":"enabled"}`, ""}, // the default level
+		{"high", `{"type":"enabled"}`, `"high"`}, // the default level
 		{"off", `{"type":"disabled"}`, ""},
-		{"high", `{"type":"enabled"}`, `"high"`},
+		{"low", `{"type":"enabled"}`, `"low"`},
 		{"max", `{"type":"enabled"}`, `"max"`},
-		{"on", `{"type":"enabled"}`, ""},
+		{"on", `{"type":"enabled"}`, `"high"`}, // the old name
 	}
 	var bodies []string
 	for range want {
@@ -256,13 +257,17 @@ func TestThinkingRequestFields(t *testing.T) {
 	h := newHarness(t, withEndpoint(e, func(o *server.Options) { o.Thinking = true }))
 	sid, raw := newSession(t, h)
 	th, ok := option(optionsOf(t, raw), "thinking")
-	if !ok || th.Category != acp.CategoryThoughtLevel || th.Select.CurrentValue != "on" ||
-		!reflect.DeepEqual(values(th), []string{"off", "on", "high", "max"}) {
+	if !ok || th.Category != acp.CategoryThoughtLevel || th.Select.CurrentValue != "high" ||
+		!reflect.DeepEqual(values(th), []string{"off", "low", "high", "max"}) {
 		t.Fatalf("thinking option %s", raw)
 	}
 	for i, w := range want {
 		if i > 0 {
-			if got, _ := option(optionsOf(t, setOption(t, h, sid, "thinking", w.level)), "thinking"); got.Select.CurrentValue != w.level {
+			canon := w.level
+			if canon == "on" {
+				canon = "high"
+			}
+			if got, _ := option(optionsOf(t, setOption(t, h, sid, "thinking", w.level)), "thinking"); got.Select.CurrentValue != canon {
 				t.Errorf("thinking after set %q: %q", w.level, got.Select.CurrentValue)
 			}
 		}
@@ -311,7 +316,7 @@ func TestConfigOptionErrors(t *testing.T) {
 	}{
 		{map[string]any{"sessionId": sid, "configId": "colour", "value": "red"}, acp.CodeInvalidParams, []string{`"colour"`, `"model", "thinking", "mode"`}},
 		{map[string]any{"sessionId": sid, "configId": "model", "value": "omega"}, acp.CodeInvalidParams, []string{`"omega"`, `"alpha-1", "beta-2", "gamma-3", "deepseek-chat"`}},
-		{map[string]any{"sessionId": sid, "configId": "thinking", "value": "ultra"}, acp.CodeInvalidParams, []string{`"off", "on", "high", "max"`}},
+		{map[string]any{"sessionId": sid, "configId": "thinking", "value": "ultra"}, acp.CodeInvalidParams, []string{`"off", "low", "high", "max"`}},
 		{map[string]any{"sessionId": sid, "configId": "mode", "value": "yolo"}, acp.CodeInvalidParams, []string{`"default", "acceptEdits", "plan", "bypassPermissions"`}},
 		{map[string]any{"sessionId": sid, "configId": "mode", "type": "boolean", "value": true}, acp.CodeInvalidParams, []string{"boolean"}},
 		{map[string]any{"sessionId": "sess_nope", "configId": "model", "value": "alpha-1"}, acp.CodeResourceNotFound, []string{"sess_nope"}},
@@ -330,7 +335,7 @@ func TestConfigOptionErrors(t *testing.T) {
 	}
 	// Nothing was changed by the refused calls.
 	opts := optionsOf(t, setOption(t, h, sid, "model", "deepseek-chat"))
-	for id, want := range map[string]string{"model": "deepseek-chat", "thinking": "on", "mode": "bypassPermissions"} {
+	for id, want := range map[string]string{"model": "deepseek-chat", "thinking": "high", "mode": "bypassPermissions"} {
 		if o, _ := option(opts, id); o.Select.CurrentValue != want {
 			t.Errorf("%s = %q after refused changes, want %q", id, o.Select.CurrentValue, want)
 		}

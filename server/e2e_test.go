@@ -84,7 +84,7 @@ func TestInitialize(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	var got map[string]any
 	h.mustCall("initialize", map[string]any{"protocolVersion": 7}, &got)
-	want := `{"agentCapabilities":{"_meta":{"promptQueueing":true},"auth":{"logout":{},"status":{}},"loadSession":true,"mcpCapabilities":{"http":true,"sse":true},"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"additionalDirectories":{},"archive":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"status":{},"title":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + testVersion + `"},` +
+	want := `{"agentCapabilities":{"_meta":{"promptQueueing":true},"auth":{"logout":{},"status":{}},"loadSession":true,"mcpCapabilities":{"http":true,"sse":true},"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"additionalDirectories":{},"archive":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"status":{},"systemPrompt":{"mode":{"override":{}}},"title":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + testVersion + `"},` +
 		`"authMethods":[{"_meta":{"terminal-auth":{"args":["login"],"command":"` + testExecutable + `","label":"dsh-acp login"}},"description":"` + loginDescription + `","id":"login","name":"Log in with an API key"}],"protocolVersion":1}`
 	b, _ := json.Marshal(got)
 	if string(b) != want {

@@ -233,7 +233,7 @@ func TestThreeQueuedPromptsE2E(t *testing.T) {
 	// The answers come in order, each after its turn's text.
 	prevLine := -1
 	for i := range 4 {
-		line := agentLineIndex(h, fmt.Sprintf(`"id":%d,"result":{"stopReason":"end_turn"}`, 3+i))
+		line := agentLineIndex(h, fmt.Sprintf(`"id":%d,"result":{"stopReason":"end_turn"`, 3+i))
 		if line <= prevLine {
 			t.Errorf("answer %d at line %d, after line %d expected", i, line, prevLine)
 		}

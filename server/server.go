@@ -7,6 +7,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,13 @@ type Options struct {
 	// Client answers the model requests: llm.HTTP for an endpoint,
 	// llm.NewReplay for recorded streams (required).
 	Client llm.Client
+	// Provider is the endpoint's API dialect (--provider): with
+	// llm.ProviderDeepSeek the DeepSeek-only behaviour is on (the retired
+	// model names' migration, the balance check; the cmd also picks the
+	// DeepSeek catalog and offers the thinking option for it, and tools
+	// that only DeepSeek's API serves read it here). "" is
+	// llm.ProviderOpenAI.
+	Provider llm.Provider
 	// Model is the model name sent with every request (INTERFACE.md
 	// --model); the replay client ignores it.
 	Model string
@@ -119,6 +127,12 @@ type Options struct {
 	// (--compact-threshold); 0 turns automatic compaction off (/compact
 	// still works). Another value outside [0, 1] is an error from New.
 	CompactAt float64
+	// Balance reads the account balance (llm.HTTP.Balance; nil: never),
+	// for DeepSeek's API only: at most once per turn, in the background,
+	// a session is told once when the balance is below LowBalance (by
+	// currency code, e.g. {"USD": 1, "CNY": 5}; empty: never).
+	Balance    func(context.Context) ([]llm.Balance, error)
+	LowBalance map[string]float64
 	// PromptQueue is how many prompts a session holds waiting behind its
 	// running turn (--prompt-queue); <= 0 means bridge.DefaultPromptQueue
 	// (8).
@@ -149,6 +163,11 @@ func ThinkingLevels() []string {
 	}
 	return ids
 }
+
+// ValidThinking reports whether id is a thinking level
+// (Options.ThinkingDefault): one of ThinkingLevels or an old name of one
+// ("on", which is "high").
+func ValidThinking(id string) bool { return bridge.ValidThinking(id) }
 
 // Auth is where the API key comes from (bridge.Auth: the login command,
 // the check before each prompt, logout), for Options.Auth.
@@ -241,6 +260,7 @@ func New(o Options) (*Server, error) {
 		Models:           models,
 		ModelsWait:       o.ModelsWait,
 		KnownModels:      o.Catalog.Offer,
+		Provider:         o.Provider,
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
@@ -248,6 +268,8 @@ func New(o Options) (*Server, error) {
 		Providers:        o.Providers,
 		Images:           meter.Images,
 		OffersImages:     offersImages(meter, o),
+		Balance:          o.Balance,
+		LowBalance:       o.LowBalance,
 		PromptQueue:      o.PromptQueue,
 	})
 	// The permission step comes first: every call the agent makes passes

@@ -107,7 +107,16 @@ func TestWebSearchFetchE2E(t *testing.T) {
 	for _, u := range us {
 		if uu, ok := u.(acp.UsageUpdate); ok && uu.Cost != nil {
 			costs = append(costs, uu.Cost.Amount)
-			metas = append(metas, string(uu.Meta))
+			// The billed calls only (the _meta also has cache figures).
+			var m struct {
+				Billed json.RawMessage `json:"billedCalls"`
+			}
+			_ = json.Unmarshal(uu.Meta, &m)
+			billed := ""
+			if m.Billed != nil {
+				billed = `{"billedCalls":` + string(m.Billed) + `}`
+			}
+			metas = append(metas, billed)
 		}
 	}
 	// Usage after step 1 (nothing billed yet), after step 2 (one

@@ -59,6 +59,9 @@ type TurnEnd struct {
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
 	Code    string `json:"code,omitempty"`
+	// Usage is the turn's model requests' usage summed (the steps and
+	// a compaction the turn ran); nil when none reported usage.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // StepStart opens one model request of a turn. Step counts from 1.
@@ -349,6 +352,15 @@ type ConfigChange struct {
 	Value    string `json:"value"`
 }
 
+// SystemPrompt records the editor's system prompt for the session (ACP
+// systemPrompt, given on session/new, load, resume or fork): Mode is
+// "append" or "override", Text its text. The last one logged is in
+// force; load and resume restore it, a fork copies it with the log.
+type SystemPrompt struct {
+	Mode string `json:"mode"`
+	Text string `json:"text"`
+}
+
 // Cost is an amount of money: Amount in Currency (ISO 4217, e.g. "USD").
 type Cost struct {
 	Amount   float64 `json:"amount"`
@@ -362,16 +374,36 @@ type Cost struct {
 // up to and including this response (and the billed tool calls before
 // it). Model is the model that answered.
 type ContextUsage struct {
-	Turn  int    `json:"turn"`
-	Step  int    `json:"step"`
-	Model string `json:"model,omitempty"`
-	Used  int64  `json:"used"`
-	Size  int64  `json:"size"`
-	Cost  *Cost  `json:"cost,omitempty"`
+	Turn  int          `json:"turn"`
+	Step  int          `json:"step"`
+	Model string       `json:"model,omitempty"`
+	Used  int64        `json:"used"`
+	Size  int64        `json:"size"`
+	Cost  *Cost        `json:"cost,omitempty"`
+	Cache *CacheTokens `json:"cache,omitempty"`
 	// Calls counts the turn's billed tool calls so far by charge kind
 	// (tools.Charge.Kind, e.g. {"search": 2, "fetch": 1}); their prices
 	// are in Cost. Nil when the turn made none.
 	Calls map[string]int `json:"calls,omitempty"`
+}
+
+// CacheTokens are prompt tokens and how many of them the endpoint served
+// from its context cache (billed at the cache-hit price): over the
+// turn's responses so far (TurnPrompt, TurnHit) and over the session's
+// (SessionPrompt, SessionHit), up to and including one response.
+type CacheTokens struct {
+	TurnPrompt    int64 `json:"turnPrompt"`
+	TurnHit       int64 `json:"turnHit"`
+	SessionPrompt int64 `json:"sessionPrompt"`
+	SessionHit    int64 `json:"sessionHit"`
+}
+
+// Ratio is hit / prompt, 0 without prompt tokens.
+func Ratio(hit, prompt int64) float64 {
+	if prompt <= 0 {
+		return 0
+	}
+	return float64(hit) / float64(prompt)
 }
 
 // ToolDefinition records, beside one call (CallID) of a tool that exists
@@ -410,6 +442,7 @@ func (PermissionRule) EventType() string   { return "permission/rule" }
 func (Directories) EventType() string      { return "session/directories" }
 func (Notice) EventType() string           { return "session/notice" }
 func (ConfigChange) EventType() string     { return "config/change" }
+func (SystemPrompt) EventType() string     { return "session/system-prompt" }
 func (ContextUsage) EventType() string     { return "usage/update" }
 func (ToolDefinition) EventType() string   { return "tool/definition" }
 func (Compaction) EventType() string       { return "context/compaction" }
@@ -438,6 +471,7 @@ func (PermissionRule) Transient() bool   { return false }
 func (Directories) Transient() bool      { return false }
 func (Notice) Transient() bool           { return true }
 func (ConfigChange) Transient() bool     { return false }
+func (SystemPrompt) Transient() bool     { return false }
 func (ContextUsage) Transient() bool     { return false }
 func (ToolDefinition) Transient() bool   { return false }
 func (Compaction) Transient() bool       { return false }
@@ -466,6 +500,7 @@ func (PermissionRule) isData()   {}
 func (Directories) isData()      {}
 func (Notice) isData()           {}
 func (ConfigChange) isData()     {}
+func (SystemPrompt) isData()     {}
 func (ContextUsage) isData()     {}
 func (ToolDefinition) isData()   {}
 func (Compaction) isData()       {}
@@ -496,6 +531,7 @@ var decoders = map[string]func(json.RawMessage) (Data, error){
 	"session/notice":           decode[Notice],
 	"permission/rule":          decode[PermissionRule],
 	"config/change":            decode[ConfigChange],
+	"session/system-prompt":    decode[SystemPrompt],
 	"usage/update":             decode[ContextUsage],
 	"tool/definition":          decode[ToolDefinition],
 	"context/compaction":       decode[Compaction],

@@ -212,17 +212,27 @@ func TestAborted(t *testing.T) {
 
 // TestBinaryNeverOverwritten replaces fs case 11: a binary file cannot be
 // read, so it is never observed, so writing or editing it is refused and
-// it stays byte-identical.
+// it stays byte-identical. An image file reads (as an image), and is not
+// observed either.
 func TestBinaryNeverOverwritten(t *testing.T) {
 	e := newEnv(t)
-	orig := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
-	e.put("img.png", orig)
-	p := e.path("img.png")
-	e.fail("read", map[string]any{"file_path": "img.png"}, CodeNotText, `cannot read "`+p+`": binary file`)
-	e.fail("write", map[string]any{"file_path": "img.png", "content": "text"}, CodeNotObserved, `cannot overwrite existing "`+p+`" without reading it first`)
-	e.fail("edit", map[string]any{"file_path": "img.png", "old_string": "PNG", "new_string": "GIF"}, CodeNotObserved, `edit requires reading "`+p+`" first`)
-	if got := e.get("img.png"); got != orig {
-		t.Errorf("binary file changed: %q", got)
+	for _, name := range []string{"prog.bin", "img.png"} {
+		orig := "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00ELF"
+		if name == "img.png" {
+			orig = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+		}
+		e.put(name, orig)
+		p := e.path(name)
+		if name == "img.png" {
+			e.ok("read", map[string]any{"file_path": name})
+		} else {
+			e.fail("read", map[string]any{"file_path": name}, CodeNotText, `cannot read "`+p+`": binary file`)
+		}
+		e.fail("write", map[string]any{"file_path": name, "content": "text"}, CodeNotObserved, `cannot overwrite existing "`+p+`" without reading it first`)
+		e.fail("edit", map[string]any{"file_path": name, "old_string": "ELF", "new_string": "GIF"}, CodeNotObserved, `edit requires reading "`+p+`" first`)
+		if got := e.get(name); got != orig {
+			t.Errorf("binary file changed: %q", got)
+		}
 	}
 	// A file with a NUL byte after the first 8 KiB reads, but cannot be edited.
 	late := "text\n" + strings.Repeat("a", sniffLen) + "\x00"

@@ -30,7 +30,7 @@ type ReadArgs struct {
 func Read() tools.Tool {
 	return tools.Define(tools.Def[ReadArgs]{
 		Name:        "read",
-		Description: "Read a UTF-8 text file and return line-numbered content.",
+		Description: "Read a UTF-8 text file and return line-numbered content. A PNG, JPEG, GIF or WebP image inside the project is returned as the image itself.",
 		// Reads change nothing, so reads may run beside each other.
 		Class:           tools.ClassReadOnly,
 		ConcurrencySafe: true,
@@ -52,6 +52,13 @@ func Read() tools.Tool {
 // location (a path such as "g.md:1-20" or "file:///x" names no file, and
 // an editor following the card would open an empty one).
 func presentReadResult(_ ReadArgs, r tools.ResultInput) tools.ToolResultView {
+	for _, c := range r.Content {
+		if c.Type == tools.ContentImage {
+			// An image file: the card shows a line saying what it is
+			// and the image.
+			return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ImageNote(c, "")), c}}
+		}
+	}
 	if !r.IsError || r.Error == nil || r.Error.Code != CodeNotFound {
 		return nil
 	}
@@ -133,6 +140,9 @@ func executeRead(ctx context.Context, ex *tools.Exec, a ReadArgs) (tools.Output,
 	}
 	if info == nil {
 		return tools.Output{}, fsErr(CodeNotFound, "cannot read %q: not found", f.display)
+	}
+	if out, ok, err := readImage(ctx, f, info); ok {
+		return out, err
 	}
 	var (
 		body, note string

@@ -125,11 +125,17 @@ func checkNotesServer(t *testing.T, f *fixture, events string) {
 	}
 
 	// picture: text, an image, an embedded resource, a resource link.
+	// The image is given to the model as an image (after the text).
 	r := f.call(context.Background(), "mcp__notes__picture", ``)
-	want := "a red dot\n[image: image/png, "
-	if got := tools.JoinText(r.Content); r.IsError || !strings.HasPrefix(got, want) ||
-		!strings.HasSuffix(got, " bytes]\n[resource note://todo (text/plain)]\nbuy milk\n[resource link: all notes <note://all>]") {
-		t.Errorf("picture, as the model sees it: %q", got)
+	var imgs []tools.Content
+	for _, c := range r.Content {
+		if c.Type == tools.ContentImage {
+			imgs = append(imgs, c)
+		}
+	}
+	if got := tools.JoinText(r.Content); r.IsError || got != "a red dot\n[resource note://todo (text/plain)]\nbuy milk\n[resource link: all notes <note://all>]" ||
+		len(imgs) != 1 || imgs[0].MimeType != tools.MimePNG || imgs[0].Data == "" || r.Content[len(r.Content)-1].Type != tools.ContentImage {
+		t.Errorf("picture, as the model sees it: %q, images %d", got, len(imgs))
 	}
 	picture, _ := f.shared.Lookup(f.session, "mcp__notes__picture")
 	view, ok := picture.ResultView(nil, tools.ResultInput{Content: r.Content, Meta: r.Meta}).(tools.GenericResult)

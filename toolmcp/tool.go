@@ -3,6 +3,7 @@ package toolmcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -330,5 +331,30 @@ func output(serverName, tool string, res *mcp.CallToolResult) (tools.Output, err
 	if err != nil {
 		return tools.Output{}, err
 	}
-	return tools.Output{Content: []tools.Content{tools.Text(modelText(blocks))}, Meta: mb}, nil
+	rest, imgs := carriedImages(blocks)
+	var content []tools.Content
+	if len(rest) > 0 || len(imgs) == 0 {
+		content = append(content, tools.Text(modelText(rest)))
+	}
+	return tools.Output{Content: append(content, imgs...), Meta: mb}, nil
+}
+
+// carriedImages splits a result's blocks into the images the model is
+// given as images (a PNG, JPEG, GIF or WebP within
+// tools.MaxToolImageBytes; the agent sends them to a model that takes
+// images and a text line to one that does not) and the rest, which the
+// model reads as text (a larger or other image as its text form).
+func carriedImages(blocks []tools.Content) (rest, imgs []tools.Content) {
+	for _, c := range blocks {
+		switch {
+		case c.Type != tools.ContentImage || c.Data == "":
+		case c.MimeType != tools.MimePNG && c.MimeType != tools.MimeJPEG && c.MimeType != tools.MimeGIF && c.MimeType != tools.MimeWebP:
+		case base64.StdEncoding.DecodedLen(len(c.Data)) > tools.MaxToolImageBytes:
+		default:
+			imgs = append(imgs, c)
+			continue
+		}
+		rest = append(rest, c)
+	}
+	return rest, imgs
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +28,11 @@ var version = "0.1.0-dev"
 // config is the program's configuration: flags win over environment
 // variables, which win over the defaults (INTERFACE.md).
 type config struct {
-	LogLevel         slog.Level
-	BaseURL          string
+	LogLevel slog.Level
+	BaseURL  string
+	// Provider is the endpoint's API dialect (--provider, else
+	// llm.DefaultProvider of BaseURL).
+	Provider         llm.Provider
 	Model            string
 	APIKey           string
 	MaxSteps         int
@@ -86,6 +88,9 @@ type config struct {
 	PromptQueue int
 	// CommandsDir is the user's slash command folder.
 	CommandsDir string
+	// LowBalance are the --low-balance amounts by currency code (empty:
+	// no balance check).
+	LowBalance map[string]float64
 	// WebSearchURL and WebFetchURL override the Search and Fetch API
 	// endpoints ("" when not given); WebAllowPrivate lets web_fetch
 	// reach loopback and private addresses.
@@ -110,7 +115,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt                                                                                       *string
+	titles, compactAt, provider, lowBalance                                                                 *string
 	promptQueue                                                                                             *string
 	webAllowPrivate                                                                                         *string
 }
@@ -121,7 +126,8 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	var v flagValues
 	v.logLevel = fs.String("log-level", get("DSH_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error; warn (the default) writes only what needs the user's attention, info adds routine events, debug also logs each ACP message's direction, method, id and size (env DSH_LOG_LEVEL)")
 	fs.StringVar(&c.BaseURL, "base-url", get("DSH_BASE_URL", "https://api.deepseek.com"), "OpenAI-compatible endpoint; requests go to {URL}/chat/completions (env DSH_BASE_URL)")
-	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-chat"), "model name (env DSH_MODEL)")
+	v.provider = fs.String("provider", get("DSH_PROVIDER", ""), "API dialect of the endpoint: deepseek (DeepSeek's catalog and prices, thinking fields, balance, web tools) or openai (a plain OpenAI-compatible endpoint) (default deepseek when the base URL's host is api.deepseek.com, else openai; env DSH_PROVIDER)")
+	fs.StringVar(&c.Model, "model", get("DSH_MODEL", "deepseek-flash"), "model name (env DSH_MODEL)")
 	v.maxSteps = fs.String("max-steps", get("DSH_MAX_STEPS", "64"), "model requests per prompt turn (env DSH_MAX_STEPS)")
 	fs.StringVar(&c.Mode, "mode", get("DSH_MODE", "default"), "session mode new sessions start in: "+modeList()+" (env DSH_MODE)")
 	fs.StringVar(&c.Replay, "replay", get("DSH_REPLAY", ""), "answer model requests from DIR/001.sse, 002.sse, ... instead of the network (env DSH_REPLAY)")
@@ -135,10 +141,11 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.promptQueue = fs.String("prompt-queue", get("DSH_PROMPT_QUEUE", "8"), "prompts a session holds while its turn runs: the turn ends at its next step and they run in order, one turn each; one more is refused (env DSH_PROMPT_QUEUE)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
-	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
+	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (on, the old name, is high; default with --provider deepseek: high; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
-	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
+	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input besides those known to (with --provider deepseek: deepseek-flash), comma-separated, or * for every model; prompts may carry images only for them (env DSH_MODEL_IMAGES)")
+	v.lowBalance = fs.String("low-balance", get("DSH_LOW_BALANCE", "1 USD, 5 CNY"), "with --provider deepseek, the account balance is read once per turn at most, in the background, and a session is told once when it is below these amounts (per currency, comma-separated; 0 or off: never read; env DSH_LOW_BALANCE)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
 	fs.StringVar(&c.WebSearchURL, "web-search-url", get("DSH_WEB_SEARCH_URL", ""), "web_search's endpoint, a DeepSeek-compatible Search API (default on DeepSeek's API: {origin}/v1/tools/search; none elsewhere, and no web_search; env DSH_WEB_SEARCH_URL)")
 	fs.StringVar(&c.WebFetchURL, "web-fetch-url", get("DSH_WEB_FETCH_URL", ""), "web_fetch's endpoint, a DeepSeek-compatible Fetch API (default on DeepSeek's API: {origin}/v1/tools/fetch; elsewhere web_fetch reads pages itself; env DSH_WEB_FETCH_URL)")
@@ -264,7 +271,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
 	}
-	if c.Thinking != "" && !slices.Contains(server.ThinkingLevels(), c.Thinking) {
+	if c.Thinking != "" && !server.ValidThinking(c.Thinking) {
 		return c, fmt.Errorf("--thinking (or DSH_THINKING) must be one of %s, got %q", strings.Join(server.ThinkingLevels(), ", "), c.Thinking)
 	}
 	if *contextWindow != "" {
@@ -274,7 +281,13 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		}
 		c.ContextWindow = n
 	}
-	if llm.IsDeepSeek(c.BaseURL) {
+	if c.LowBalance, err = parseLowBalance(*v.lowBalance); err != nil {
+		return c, fmt.Errorf("--low-balance (or DSH_LOW_BALANCE) must be amounts with their currency, such as \"1 USD, 5 CNY\", or off: %v", err)
+	}
+	if c.Provider, err = llm.ParseProvider(*v.provider, c.BaseURL); err != nil {
+		return c, fmt.Errorf("--provider (or DSH_PROVIDER) must be deepseek or openai, got %q", *v.provider)
+	}
+	if c.Provider.DeepSeek() {
 		c.Catalog = llm.DeepSeek()
 	}
 	if c.Prices != "" {
@@ -381,3 +394,28 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // errReported is a flag error the flag package has already printed.
 var errReported = errors.New("invalid flags")
+
+// parseLowBalance reads a --low-balance value: amounts with a
+// three-letter currency code ("1 USD, 5 CNY", "2.5USD"), or "0", "off"
+// or "" for none.
+func parseLowBalance(v string) (map[string]float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0" || strings.EqualFold(v, "off") {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		i := strings.IndexFunc(part, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if i <= 0 {
+			return nil, fmt.Errorf("%q has no amount", part)
+		}
+		n, err := strconv.ParseFloat(part[:i], 64)
+		cur := strings.ToUpper(strings.TrimSpace(part[i:]))
+		if err != nil || n < 0 || len(cur) != 3 || strings.ContainsFunc(cur, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+			return nil, fmt.Errorf("%q is not an amount and a currency code", part)
+		}
+		out[cur] = n
+	}
+	return out, nil
+}

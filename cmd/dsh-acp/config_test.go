@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-acp/dsh-acp/llm"
 )
 
 // TestLimitFlags: --max-message-size and --model-idle-timeout, their
@@ -139,5 +141,68 @@ func TestTitleAndCompactionFlags(t *testing.T) {
 	c, _ := parseConfig(nil, env(map[string]string{"XDG_CONFIG_HOME": "/cfg"}), io.Discard)
 	if c.CommandsDir != "/cfg/dsh-acp/commands" {
 		t.Errorf("CommandsDir %q", c.CommandsDir)
+	}
+}
+
+// TestProviderFlag: --provider and DSH_PROVIDER (the flag winning), the
+// default by the base URL's host, DeepSeek's catalog following the
+// provider (a local stand-in gets it with --provider deepseek), and a
+// bad value refused naming the flag; the default model is
+// deepseek-flash.
+func TestProviderFlag(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want llm.Provider
+	}{
+		{nil, nil, llm.ProviderDeepSeek},
+		{[]string{"--base-url", "http://127.0.0.1:9"}, nil, llm.ProviderOpenAI},
+		{[]string{"--base-url", "http://127.0.0.1:9", "--provider", "deepseek"}, nil, llm.ProviderDeepSeek},
+		{[]string{"--base-url", "http://127.0.0.1:9"}, map[string]string{"DSH_PROVIDER": "DeepSeek"}, llm.ProviderDeepSeek},
+		{[]string{"--provider", "openai"}, map[string]string{"DSH_PROVIDER": "deepseek"}, llm.ProviderOpenAI},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.Provider != tc.want {
+			t.Errorf("%q %v: provider %q, %v; want %q", tc.args, tc.env, c.Provider, err, tc.want)
+			continue
+		}
+		if _, priced := c.Catalog.Lookup("deepseek-flash"); priced != tc.want.DeepSeek() {
+			t.Errorf("%q %v: DeepSeek's catalog %v with provider %q", tc.args, tc.env, priced, c.Provider)
+		}
+		if c.Model != "deepseek-flash" {
+			t.Errorf("default model %q", c.Model)
+		}
+	}
+	if _, err := parseConfig([]string{"--provider", "anthropic"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--provider") || !strings.Contains(err.Error(), "anthropic") {
+		t.Errorf("a bad provider: %v", err)
+	}
+}
+
+// TestLowBalanceFlag: amounts with currencies, off, and bad values.
+func TestLowBalanceFlag(t *testing.T) {
+	for v, want := range map[string]map[string]float64{
+		"1 USD, 5 CNY": {"USD": 1, "CNY": 5}, "2.5usd": {"USD": 2.5}, "off": nil, "0": nil,
+	} {
+		got, err := parseLowBalance(v)
+		if err != nil || len(got) != len(want) {
+			t.Errorf("%q: %v, %v", v, got, err)
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%q: %s = %v, want %v", v, k, got[k], n)
+			}
+		}
+	}
+	for _, v := range []string{"USD", "1 dollars", "-1 USD", "1 USD,"} {
+		if _, err := parseLowBalance(v); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+	c, err := parseConfig(nil, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil || c.LowBalance["USD"] != 1 || c.LowBalance["CNY"] != 5 {
+		t.Errorf("default low balance %v, %v", c.LowBalance, err)
 	}
 }

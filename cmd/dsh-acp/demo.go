@@ -46,7 +46,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dsh-acp demo:", err)
 		return 1
 	}
-	cfg := config{Model: "deepseek-chat", MaxSteps: 16, Mode: "default", Replay: rec,
+	cfg := config{Model: "deepseek-flash", MaxSteps: 16, Mode: "default", Replay: rec,
 		StateDir: filepath.Join(tmp, "state"), LocationLineBase: -1}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := newServer(cfg, log)

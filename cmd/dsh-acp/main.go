@@ -147,7 +147,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		Catalog:         cfg.Catalog,
 		ContextWindow:   cfg.ContextWindow,
-		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
+		Provider:        cfg.Provider,
+		Thinking:        cfg.Thinking != "" || cfg.Provider.DeepSeek(),
 		ThinkingDefault: cfg.Thinking,
 		MCPWait:         cfg.MCPWait,
 		Auth:            authFor(cfg),
@@ -168,6 +169,10 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 			sw.Route(baseURL, key)
 		}
 		o.Providers = &server.Providers{MainURL: credentials.Endpoint(cfg.BaseURL), Route: route}
+		// Only DeepSeek's API has the balance endpoint.
+		if cfg.Provider.DeepSeek() {
+			o.Balance, o.LowBalance = sw.Balance, cfg.LowBalance
+		}
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.

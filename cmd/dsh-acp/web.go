@@ -5,14 +5,14 @@ import (
 	"log/slog"
 	"net/url"
 
-	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // deepSeekWeb reports whether the endpoint has DeepSeek's Search and
-// Fetch APIs at its origin: whether it is DeepSeek's own API (the base
-// URL's host api.deepseek.com). The one place that decides it.
-func deepSeekWeb(c config) bool { return llm.IsDeepSeek(c.BaseURL) }
+// Fetch APIs at its origin: whether it speaks DeepSeek's API
+// (--provider deepseek, the default for the host api.deepseek.com). The
+// one place that decides it.
+func deepSeekWeb(c config) bool { return c.Provider.DeepSeek() }
 
 // parseWeb checks the web flags: the override URLs must be http(s) URLs
 // and --web-allow-private 0 or 1.

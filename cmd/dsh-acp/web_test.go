@@ -102,7 +102,7 @@ func TestWebResearchReplay(t *testing.T) {
 	if !strings.HasPrefix(page, "**Go 1.26 Release Notes - The Go Programming Language**\n<https://go.dev/doc/go1.26>\n\n# Go 1.26 Release Notes") {
 		t.Errorf("fetch card %q", page)
 	}
-	if !strings.Contains(lastUsage, `"_meta":{"billedCalls":{"fetch":1,"search":1}}`) || !strings.Contains(lastUsage, `"currency":"USD"`) {
+	if !strings.Contains(lastUsage, `"_meta":{"billedCalls":{"fetch":1,"search":1},"cacheHitRatio":`) || !strings.Contains(lastUsage, `"currency":"USD"`) {
 		t.Errorf("last usage_update %s", lastUsage)
 	}
 	if !strings.Contains(string(lines[len(lines)-1]), `"stopReason":"end_turn"`) {

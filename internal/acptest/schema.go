@@ -267,7 +267,41 @@ func (v *Validator) Validate(line []byte, method string) error {
 	case !known:
 		return fmt.Errorf("no response type for method %q", method)
 	}
-	return check(def, m["result"])
+	if err := check(def, m["result"]); err != nil {
+		return err
+	}
+	return v.unstableFields(set, def, m["result"])
+}
+
+// unstableFields checks a stable response's result that carries fields
+// the stable type does not define (the unstable schema's extensions of
+// a stable response, such as session/prompt's usage) against the
+// unstable schema's type of the same name, so those fields are checked
+// too and not merely allowed.
+func (v *Validator) unstableFields(set *schemaSet, def string, result any) error {
+	obj, ok := result.(map[string]any)
+	if !ok || set != v.stable || set.defs[def] == nil {
+		return nil
+	}
+	extra := false
+	for k := range obj {
+		if _, defined := set.defs[def].Properties[k]; !defined {
+			extra = true
+		}
+	}
+	if !extra {
+		return nil
+	}
+	un, err := v.unstable()
+	if err != nil {
+		return fmt.Errorf("acptest: %w", err)
+	}
+	if s := un.defs[def]; s != nil {
+		if err := s.Validate(result); err != nil {
+			return fmt.Errorf("%s (%s): %w", def, un.file, err)
+		}
+	}
+	return nil
 }
 
 // ValidateTranscript validates every agent line of a transcript, pairing

@@ -35,6 +35,8 @@ func TestValidatorStableAndUnstable(t *testing.T) {
 		{"unstable update kind on a stable method", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":` + planUpdate + `}}`, "", "SessionNotification (schema.json)"},
 		{"stable response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`, "session/prompt", ""},
 		{"bad stable response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"done"}}`, "session/prompt", "PromptResponse (schema.json)"},
+		{"stable response with the unstable usage", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":1,"outputTokens":2,"cachedReadTokens":0}}}`, "session/prompt", ""},
+		{"bad unstable usage on a stable response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":-3,"inputTokens":1}}}`, "session/prompt", "PromptResponse (schema.unstable.json)"},
 		{"unstable method response", `{"jsonrpc":"2.0","id":4,"result":{"sessionId":"s2"}}`, "session/fork", ""},
 		{"bad unstable method response", `{"jsonrpc":"2.0","id":4,"result":{"modes":null}}`, "session/fork", "ForkSessionResponse (schema.unstable.json)"},
 		{"error response", `{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"Method not found"}}`, "session/fork", ""},

@@ -37,6 +37,8 @@ const INCOMING_PARAMS = {
  */
 const UNSTABLE_RESULTS = {
   initialize: zu.zInitializeResponse,
+  // The turn's usage (PromptResponse.usage, unstable).
+  "session/prompt": zu.zPromptResponse,
 };
 
 /** Schemas of the agent's responses, by the method of the client's request. */
