@@ -121,6 +121,8 @@ type Session struct {
 	usedIDs  map[string]bool
 	settings Settings
 	cost     costState
+	// hidden are the tools the model is not told about (Hide).
+	hidden map[string]bool
 }
 
 // costState is a session's cumulative cost: known while every response
@@ -372,6 +374,9 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
+		if !t.s.shown(sc.Name) {
+			continue
+		}
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
 	}
 	ids := map[int]string{}

@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/slash"
 	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/toolsub"
 )
 
 // Config configures a Bridge.
@@ -92,6 +93,11 @@ type Config struct {
 	// images.
 	Images       func(model string) bool
 	OffersImages bool
+	// SubagentParallel bounds the children (subagent tools) of one
+	// session running at once; 0 means DefaultSubagentParallel.
+	// SubagentDepth is how deep children may nest; 0 means
+	// DefaultSubagentDepth (children, no grandchildren).
+	SubagentParallel, SubagentDepth int
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -108,6 +114,7 @@ type Bridge struct {
 	loads loadState     // sessions being loaded (load.go)
 	index session.Index // what session/list has read of the logs (list.go)
 	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
+	subs  subagentState // the children of the sessions (subagent.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -225,6 +232,9 @@ func (b *Bridge) SetClient(c acp.Client) { b.client = c }
 func (b *Bridge) Cancel(_ context.Context, p acp.CancelNotification) error {
 	if s := b.session(p.SessionID); s != nil {
 		s.cancelTurn()
+	} else if c := b.subs.get(p.SessionID); c != nil {
+		// A child's cancel (its capabilities.cancel): that child only.
+		c.cancelRun()
 	}
 	return nil
 }
@@ -343,6 +353,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}
 	s.agent = agent.NewSession(store, ts)
+	toolsub.SetRunner(ts, b.newSubRunner(s))
 	b.applyConfig(s, b.defaultConfig())
 	return s
 }
@@ -387,6 +398,7 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 	}
 	s.cancelTurn()
 	s.cancelTitle()
+	b.subs.forget(s.id)
 	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
 	return acp.CloseSessionResponse{}, nil
@@ -396,6 +408,9 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 // lockedError when another process holds its log (it is open there),
 // else unknownSession.
 func (b *Bridge) notHere(id string) error {
+	if c := b.subs.get(id); c != nil {
+		return childError(c)
+	}
 	if b.cfg.StateDir != "" {
 		if path, err := session.Find(b.cfg.StateDir, id); err == nil {
 			if pid, held := session.Holder(path); held {

@@ -78,6 +78,9 @@ type sessionConfig struct {
 	mu       sync.Mutex
 	model    string
 	thinking string // a ThinkingLevels id; "" when the option is not offered
+	// subagentModel is the model of the session's children; "" is the
+	// session's own (subagent.go).
+	subagentModel string
 	// answered: the editor has the session (its session/new or
 	// session/load answer was written), so updates may name it.
 	answered bool

@@ -164,14 +164,23 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.rulesMode(), c)
-	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
+	// A subagent's call asks on the child's session (or names the child
+	// on the parent's) and a cancel there ends that child only.
+	sid, cancelTurn, answered := p.s.id, p.s.cancelTurn, func() {}
+	if child := childOf(ex.Session); child != nil {
+		var wait func() func()
+		sid, wait = child.permTarget(&card)
+		cancelTurn, answered = child.cancelRun, wait()
+	}
+	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: permissionOptions})
+	answered()
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was
 		// cancelled): nothing runs and the turn ends cancelled.
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("permission request failed; treating it as cancelled", "err", err)
 		}
-		p.s.cancelTurn()
+		cancelTurn()
 		return tools.ErrorResult(ex.CallID, errors.New("cancelled by the user"))
 	}
 	switch res.Outcome.OptionID {

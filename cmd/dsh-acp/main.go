@@ -145,6 +145,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Titles:          cfg.Titles,
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
+		// A recording replays its children in the order they ran.
+		SubagentsSequential: cfg.Replay != "",
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
