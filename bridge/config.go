@@ -26,6 +26,12 @@ const (
 	// ConfigMode selects the permission mode (category mode), the same
 	// state as `modes` and session/set_mode.
 	ConfigMode = "mode"
+	// ConfigSubagentModel selects the model of the session's children
+	// (the subagent tools), listed after the model option and in no
+	// category: editors take the model category for their model picker.
+	// SubagentModelSame, its first value, is the session's own model.
+	ConfigSubagentModel = "subagent_model"
+	SubagentModelSame   = "same"
 )
 
 // ThinkingLevel is one value of the thinking option and the request
@@ -92,6 +98,8 @@ type sessionConfig struct {
 // configState is the values of the three options.
 type configState struct {
 	Model, Thinking, Mode string
+	// SubagentModel is the children's model, "" for the session's.
+	SubagentModel string
 }
 
 // defaultConfig is what a new session starts with.
@@ -129,6 +137,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 				if def.Thinking != "" && ValidThinking(d.Value) {
 					v.Thinking = d.Value
 				}
+			case ConfigSubagentModel:
+				v.SubagentModel = strings.TrimSpace(d.Value)
 			}
 		default:
 			// The other events set no option: the model, thinking level
@@ -142,7 +152,7 @@ func restoredConfig(events []session.Event, def configState) configState {
 // logged: v is where the session starts or was restored to).
 func (b *Bridge) applyConfig(s *liveSession, v configState) {
 	s.cfg.mu.Lock()
-	s.cfg.model, s.cfg.thinking = v.Model, v.Thinking
+	s.cfg.model, s.cfg.thinking, s.cfg.subagentModel = v.Model, v.Thinking, v.SubagentModel
 	s.cfg.mu.Unlock()
 	s.perm.setMode(v.Mode)
 	b.applySettings(s)
@@ -164,7 +174,7 @@ func (b *Bridge) applySettings(s *liveSession) {
 func (s *liveSession) configOf() configState {
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()
-	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode()}
+	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode(), SubagentModel: s.cfg.subagentModel}
 }
 
 // modelChoices are the model option's values: the endpoint's list when
@@ -208,7 +218,7 @@ func (b *Bridge) configOptions(s *liveSession) ([]acp.SessionConfigOption, bool)
 		ID: ConfigModel, Name: "Model", Description: "The model that answers from the next request on",
 		Category: acp.CategoryModel,
 		Select:   &acp.SessionConfigSelect{CurrentValue: v.Model, Options: models},
-	}}
+	}, subagentModelOption(v, b.subagentChoices(v))}
 	if b.cfg.Thinking {
 		levels := make([]acp.SessionConfigSelectOption, 0, len(ThinkingLevels))
 		for _, l := range ThinkingLevels {
@@ -328,7 +338,7 @@ func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionCon
 	if s == nil {
 		return acp.SetSessionConfigOptionResponse{}, unknownSession(p.SessionID)
 	}
-	ids := []string{ConfigModel}
+	ids := []string{ConfigModel, ConfigSubagentModel}
 	if b.cfg.Thinking {
 		ids = append(ids, ConfigThinking)
 	}
@@ -352,7 +362,7 @@ func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionCon
 		return acp.SetSessionConfigOptionResponse{}, acp.InvalidParams("Invalid params: %q is not a value of config option %q; the values are %s", p.ValueID, p.ConfigID, quoteList(valid, 20))
 	}
 	switch p.ConfigID {
-	case ConfigModel, ConfigThinking:
+	case ConfigModel, ConfigThinking, ConfigSubagentModel:
 		b.setConfig(s, p.ConfigID, p.ValueID)
 	case ConfigMode:
 		if b.changeMode(s, p.ValueID) {
@@ -375,6 +385,11 @@ func (b *Bridge) setConfig(s *liveSession, id, value string) {
 		changed, s.cfg.model = s.cfg.model != value, value
 	case ConfigThinking:
 		changed, s.cfg.thinking = s.cfg.thinking != value, value
+	case ConfigSubagentModel:
+		if value == SubagentModelSame {
+			value = ""
+		}
+		changed, s.cfg.subagentModel = s.cfg.subagentModel != value, value
 	}
 	s.cfg.mu.Unlock()
 	if !changed {

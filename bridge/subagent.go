@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -388,4 +389,27 @@ func (s *liveSession) subagentModel() string {
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()
 	return s.cfg.subagentModel
+}
+
+// subagentChoices are the subagent_model option's models: those of the
+// model option (with the children's current model when missing).
+func (b *Bridge) subagentChoices(v configState) []acp.SessionConfigSelectOption {
+	models, _ := b.modelChoices(v.Model)
+	if v.SubagentModel != "" && !slices.ContainsFunc(models, func(o acp.SessionConfigSelectOption) bool { return o.Value == v.SubagentModel }) {
+		models = append(models, acp.SessionConfigSelectOption{Value: v.SubagentModel, Name: v.SubagentModel})
+	}
+	return models
+}
+
+// subagentModelOption is the subagent_model option: "same" (the
+// session's model), then models.
+func subagentModelOption(v configState, models []acp.SessionConfigSelectOption) acp.SessionConfigOption {
+	cur := v.SubagentModel
+	if cur == "" {
+		cur = SubagentModelSame
+	}
+	opts := append([]acp.SessionConfigSelectOption{{Value: SubagentModelSame, Name: "Same as the session",
+		Description: "Subagents use the session's model"}}, models...)
+	return acp.SessionConfigOption{ID: ConfigSubagentModel, Name: "Subagent model",
+		Description: "The model of the subagents the session starts", Select: &acp.SessionConfigSelect{CurrentValue: cur, Options: opts}}
 }

@@ -15,11 +15,13 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // subReq is what the tests read of a model request: its messages and the
 // names of the tools it offers.
 type subReq struct {
+	Model    string `json:"model"`
 	Messages []struct {
 		Role       string `json:"role"`
 		Content    string `json:"content"`
@@ -565,5 +567,39 @@ func TestSubagentFailuresE2E(t *testing.T) {
 	}
 	if stops[acp.StopEndTurn] != 2 || stops[acp.StopMaxTokens] != 1 {
 		t.Errorf("the children's stop reasons: %v", stops)
+	}
+}
+
+// TestSubagentModelOptionE2E: the subagent_model option (after the model
+// option, in no category) sends the children's requests to the model it
+// names while the parent keeps its own; "same" is the default.
+func TestSubagentModelOptionE2E(t *testing.T) {
+	t.Parallel()
+	m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
+		switch {
+		case r.firstUser() == "delegate" && len(r.results()) == 0:
+			return e2etest.ToolCallsAt(0, subCall("subagent", "Quick look", "task F"))
+		case r.firstUser() == "delegate":
+			return answer("done")
+		case r.firstUser() == "task F":
+			return answer("looked")
+		}
+		return ""
+	})
+	h := newHarness(t, harnessOpts{model: m.client("k"), options: func(o *server.Options) { o.Catalog.Offer = []string{"flash-1"} }})
+	sid, raw := newSession(t, h)
+	opts := optionsOf(t, raw)
+	if len(opts) < 2 || opts[1].ID != "subagent_model" || opts[1].Category != "" || opts[1].Select.CurrentValue != "same" {
+		t.Fatalf("options %s, want subagent_model second, in no category, at same", raw)
+	}
+	after := optionsOf(t, setOption(t, h, sid, "subagent_model", "flash-1"))
+	if o, _ := option(after, "subagent_model"); o.Select.CurrentValue != "flash-1" {
+		t.Errorf("after set_config_option: %+v", o.Select)
+	}
+	if stop, err := h.prompt(sid, "delegate"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if p, c := m.asking("delegate")[0].Model, m.asking("task F")[0].Model; p != "deepseek-chat" || c != "flash-1" {
+		t.Errorf("the parent asked %q and the child %q, want deepseek-chat and flash-1", p, c)
 	}
 }
