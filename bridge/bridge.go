@@ -394,7 +394,7 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 	delete(b.sessions, p.SessionID)
 	b.mu.Unlock()
 	if s == nil {
-		return acp.CloseSessionResponse{}, unknownSession(p.SessionID)
+		return acp.CloseSessionResponse{}, b.unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
 	s.cancelTitle()

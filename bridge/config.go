@@ -336,7 +336,7 @@ func (b *Bridge) sendUpdate(s *liveSession, u acp.Update) {
 func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return acp.SetSessionConfigOptionResponse{}, unknownSession(p.SessionID)
+		return acp.SetSessionConfigOptionResponse{}, b.unknownSession(p.SessionID)
 	}
 	ids := []string{ConfigModel, ConfigSubagentModel}
 	if b.cfg.Thinking {
@@ -425,7 +425,7 @@ func (b *Bridge) flushConfig(s *liveSession) {
 func (b *Bridge) SetMode(sessionID, mode string) error {
 	s := b.session(sessionID)
 	if s == nil {
-		return unknownSession(sessionID)
+		return b.unknownSession(sessionID)
 	}
 	if !permission.ValidMode(mode) {
 		return acp.InvalidParams("Invalid params: unknown mode %q", mode)

@@ -260,7 +260,7 @@ func modeState(current string) *acp.SessionModeState {
 func (b *Bridge) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return acp.SetSessionModeResponse{}, unknownSession(p.SessionID)
+		return acp.SetSessionModeResponse{}, b.unknownSession(p.SessionID)
 	}
 	if !permission.ValidMode(p.ModeID) {
 		return acp.SetSessionModeResponse{}, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)

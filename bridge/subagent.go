@@ -115,6 +115,8 @@ type childRun struct {
 	agent  *agent.Session
 	ex     *tools.Exec // the call that started it (its card on the caller)
 	title  string
+	// announcedOn is the session a replayed child was announced on.
+	announcedOn string
 	// shown: the editor advertised `subagents`, so the child is announced
 	// and its updates go on its own session id; else its tool calls are
 	// summed up, one line each, in the card of ex.
@@ -200,37 +202,60 @@ func (c *childRun) run(ctx context.Context, req toolsub.Request) toolsub.Outcome
 	c.cancel = cancel
 	c.mu.Unlock()
 	c.b.subs.add(c)
+	start := session.SubagentStart{Parent: c.parentID(), CallID: c.ex.CallID, Title: c.title,
+		Description: Title([]tools.Content{tools.Text(req.Prompt)}), Cwd: c.parent.cwd}
+	c.parent.agent.Store.Emit(session.Subagent{Child: c.id, Start: &start})
 	if c.shown {
-		desc := Title([]tools.Content{tools.Text(req.Prompt)})
-		c.announce(acp.SubagentUpdate{SessionID: c.id, Title: &c.title, Description: &desc,
-			Capabilities: &acp.SubagentSessionCapabilities{Cancel: &acp.Empty{}},
-			State:        &acp.SubagentState{State: acp.SubagentRunning}, Cwd: c.parent.cwd})
+		c.b.sendTo(start.Parent, announcement(c.id, start))
 	}
-	start := c.agent.Store.Len()
+	from := c.agent.Store.Len()
 	out := c.b.cfg.Agent.RunTurn(ctx, c.agent, agent.Input{Prompt: []tools.Content{tools.Text(req.Prompt)}})
 	c.caller.AddSpent(c.agent.Spent())
-	text, usage := childAnswer(c.agent.Store.Events()[start:])
+	text, usage := childAnswer(c.agent.Store.Events()[from:])
 	res := toolsub.Outcome{SessionID: c.id, StopReason: out.StopReason, Err: out.Err, Text: text}
 	if !c.shown {
 		c.mu.Lock()
 		res.Lines = c.compactLines()
 		c.mu.Unlock()
 	}
+	end := session.SubagentEnd{StopReason: out.StopReason, Usage: usage}
+	if out.Err != nil {
+		end.StopReason = session.EndError
+	}
+	c.parent.agent.Store.Emit(session.Subagent{Child: c.id, End: &end})
 	if c.shown {
-		st := &acp.SubagentState{State: acp.SubagentIdle, StopReason: acp.StopReason(out.StopReason), Usage: usage}
-		if out.Err != nil {
-			st.StopReason = session.EndError
-		}
-		c.announce(acp.SubagentUpdate{SessionID: c.id, State: st})
+		c.announce(acp.SubagentUpdate{SessionID: c.id, State: idleState(end)})
 	}
 	return res
 }
 
+// announcement is the first subagent_update of a child: its title,
+// description, cwd, cancel capability and the running state.
+func announcement(child string, st session.SubagentStart) acp.SubagentUpdate {
+	u := acp.SubagentUpdate{SessionID: child, Title: &st.Title, Capabilities: &acp.SubagentSessionCapabilities{Cancel: &acp.Empty{}},
+		State: &acp.SubagentState{State: acp.SubagentRunning}, Cwd: st.Cwd}
+	if st.Description != "" {
+		u.Description = &st.Description
+	}
+	return u
+}
+
+// idleState is a child's final state: idle with its stop reason and
+// usage.
+func idleState(end session.SubagentEnd) *acp.SubagentState {
+	st := &acp.SubagentState{State: acp.SubagentIdle, StopReason: acp.StopReason(end.StopReason)}
+	if u := end.Usage; u != nil {
+		in, out := uint64(max(u.PromptTokens, 0)), uint64(max(u.CompletionTokens, 0))
+		st.Usage = &acp.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
+	}
+	return st
+}
+
 // childAnswer is the text of the child's last message and the tokens
 // its responses used (nil when none reported usage).
-func childAnswer(evs []session.Event) (string, *acp.Usage) {
+func childAnswer(evs []session.Event) (string, *session.Usage) {
 	text := ""
-	var u *acp.Usage
+	var u *session.Usage
 	for _, ev := range evs {
 		m, ok := ev.Data.(session.AssistantMessage)
 		if !ok {
@@ -241,12 +266,12 @@ func childAnswer(evs []session.Event) (string, *acp.Usage) {
 			continue
 		}
 		if u == nil {
-			u = &acp.Usage{}
+			u = &session.Usage{}
 		}
-		in, out := uint64(max(m.Usage.PromptTokens, 0)), uint64(max(m.Usage.CompletionTokens, 0))
-		u.InputTokens += in
-		u.OutputTokens += out
-		u.TotalTokens += in + out
+		u.PromptTokens += m.Usage.PromptTokens
+		u.CompletionTokens += m.Usage.CompletionTokens
+		u.CacheHitTokens += m.Usage.CacheHitTokens
+		u.ReasoningTokens += m.Usage.ReasoningTokens
 	}
 	return text, u
 }
@@ -275,6 +300,9 @@ func (b *Bridge) sendTo(id string, u acp.Update) {
 // event passes one event of the child on: its updates on the child's id
 // when the editor shows children, else into the compact view.
 func (c *childRun) event(ev session.Event) {
+	if ev.Seq >= 0 {
+		c.parent.agent.Store.Emit(session.Subagent{Child: c.id, Event: &ev})
+	}
 	ups := c.pres.Updates(ev)
 	if c.shown {
 		for _, u := range ups {
@@ -324,6 +352,8 @@ func (c *childRun) compact(ups []acp.Update) bool {
 				set(v.ToolCallID, status)
 			}
 		default:
+			// Only the tool cards make lines; the child's answer comes
+			// with the result.
 		}
 	}
 	return changed
@@ -412,4 +442,15 @@ func subagentModelOption(v configState, models []acp.SessionConfigSelectOption) 
 		Description: "Subagents use the session's model"}}, models...)
 	return acp.SessionConfigOption{ID: ConfigSubagentModel, Name: "Subagent model",
 		Description: "The model of the subagents the session starts", Select: &acp.SessionConfigSelect{CurrentValue: cur, Options: opts}}
+}
+
+// unknownSession is the error for a session id that is not a session
+// here: -32602 naming the parent for a child the bridge knows (a child
+// is no session of its own: it cannot be prompted, loaded, resumed,
+// forked, closed or configured), else -32002.
+func (b *Bridge) unknownSession(id string) error {
+	if c := b.subs.get(id); c != nil {
+		return childError(c)
+	}
+	return unknownSession(id)
 }
