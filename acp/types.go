@@ -246,11 +246,13 @@ type ToolCallLocation struct {
 }
 
 // ToolCallMeta is the `_meta` of a tool call or update as dsh-acp writes
-// it: Zed's terminal convention (acp-protocol.md §13).
+// it: Zed's terminal convention (acp-protocol.md §13), and on a subagent
+// tool's card the id of the child session it started.
 type ToolCallMeta struct {
-	TerminalInfo   *TerminalInfo   `json:"terminal_info,omitempty"`
-	TerminalOutput *TerminalOutput `json:"terminal_output,omitempty"`
-	TerminalExit   *TerminalExit   `json:"terminal_exit,omitempty"`
+	TerminalInfo      *TerminalInfo   `json:"terminal_info,omitempty"`
+	TerminalOutput    *TerminalOutput `json:"terminal_output,omitempty"`
+	TerminalExit      *TerminalExit   `json:"terminal_exit,omitempty"`
+	SubagentSessionID string          `json:"subagent_session_id,omitempty"`
 }
 
 // TerminalInfo creates a display-only terminal in Zed; sent once, on the

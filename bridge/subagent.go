@@ -207,6 +207,7 @@ func (c *childRun) run(ctx context.Context, req toolsub.Request) toolsub.Outcome
 	c.parent.agent.Store.Emit(session.Subagent{Child: c.id, Start: &start})
 	if c.shown {
 		c.b.sendTo(start.Parent, announcement(c.id, start))
+		c.b.sendTo(start.Parent, childCard(c.id, start))
 	}
 	from := c.agent.Store.Len()
 	out := c.b.cfg.Agent.RunTurn(ctx, c.agent, agent.Input{Prompt: []tools.Content{tools.Text(req.Prompt)}})
@@ -238,6 +239,12 @@ func announcement(child string, st session.SubagentStart) acp.SubagentUpdate {
 		u.Description = &st.Description
 	}
 	return u
+}
+
+// childCard names the child on the card of the call that started it
+// (its _meta), once the child is announced.
+func childCard(child string, st session.SubagentStart) acp.ToolCallUpdate {
+	return acp.ToolCallUpdate{ToolCallID: st.CallID, Meta: &acp.ToolCallMeta{SubagentSessionID: child}}
 }
 
 // idleState is a child's final state: idle with its stop reason and

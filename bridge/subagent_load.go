@@ -37,7 +37,10 @@ func (r *childReplay) event(ctx context.Context, d session.Subagent) error {
 	case d.Start != nil:
 		r.b.subs.add(&childRun{b: r.b, id: d.Child, parent: r.s, announcedOn: d.Start.Parent})
 		r.open = append(r.open, d.Child)
-		return r.send(ctx, d.Start.Parent, announcement(d.Child, *d.Start))
+		if err := r.send(ctx, d.Start.Parent, announcement(d.Child, *d.Start)); err != nil {
+			return err
+		}
+		return r.send(ctx, d.Start.Parent, childCard(d.Child, *d.Start))
 	case d.Event != nil:
 		p := r.pres[d.Child]
 		if p == nil {

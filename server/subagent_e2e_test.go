@@ -305,6 +305,15 @@ func TestSubagentParallelE2E(t *testing.T) {
 				if got := lastContent(updatesOn(ns, sid), idA); got != "answer A" {
 					t.Errorf("the parent's card for child A ends with %q, want its answer", got)
 				}
+				named := map[string]string{}
+				for _, u := range updatesOn(ns, sid) {
+					if c, ok := toolCard(u); ok && c.Meta != nil && c.Meta.SubagentSessionID != "" {
+						named[c.ToolCallID] = c.Meta.SubagentSessionID
+					}
+				}
+				if len(named) != 2 || !slices.Contains(children, named[idA]) {
+					t.Errorf("the parent's cards name the children %v (announced %v)", named, children)
+				}
 				return
 			}
 			for _, n := range ns {
