@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
@@ -141,18 +143,45 @@ func TestSubagentRecordings(t *testing.T) {
 	}
 }
 
-// writeRecording writes rec's bodies, NOTES.md and input.json into dir.
+// writeRecording writes rec's bodies, steps.json, NOTES.md (a summary
+// line per request, as llm's TestFixturesParse reads them) and
+// input.json into dir.
 func writeRecording(t *testing.T, dir string, rec subagentRecording) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
+	var requests []map[string]any
 	for i, body := range rec.bodies {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d.sse", i+1)), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		lines = append(lines, fmt.Sprintf("- `%03d`: asked by %q.", i+1, rec.askers[i]))
+	}
+	replay := llm.NewReplay(dir)
+	for i := range rec.bodies {
+		res, err := replay.Stream(context.Background(), llm.Request{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("- `%03d` (asked by %q): reasoning %d chars", i+1, rec.askers[i], utf8.RuneCountInString(res.Reasoning))
+		if res.Text != "" {
+			line += fmt.Sprintf(", text %q", res.Text)
+		}
+		lines = append(lines, line+fmt.Sprintf("; finish_reason `%s`.", res.FinishReason))
+		step := map[string]any{"request": i + 1, "finish_reason": res.FinishReason}
+		var calls []map[string]string
+		for _, c := range res.ToolCalls {
+			calls = append(calls, map[string]string{"id": c.ID, "name": c.Name, "arguments": c.Arguments})
+		}
+		if calls != nil {
+			step["tool_calls"] = calls
+		}
+		requests = append(requests, step)
+	}
+	sb, _ := json.MarshalIndent(map[string]any{"model": e2etest.Model, "requests": requests}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "steps.json"), append(sb, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	notes := "# " + rec.name + "\n\nWritten by hand for dsh-acp (see ../README.md) with internal/e2etest's builders; not a recorded session. `server`'s TestSubagentRecordings writes (-update) and replays it.\n\n## What it exercises\n\n" +
 		rec.notes + "\n\n## Model requests\n\n" + strings.Join(lines, "\n") + "\n"
