@@ -242,9 +242,9 @@ func announcement(child string, st session.SubagentStart) acp.SubagentUpdate {
 }
 
 // childCard names the child on the card of the call that started it
-// (its _meta), once the child is announced.
+// (its _meta, in the shape Zed reads), once the child is announced.
 func childCard(child string, st session.SubagentStart) acp.ToolCallUpdate {
-	return acp.ToolCallUpdate{ToolCallID: st.CallID, Meta: &acp.ToolCallMeta{SubagentSessionID: child}}
+	return acp.ToolCallUpdate{ToolCallID: st.CallID, Meta: &acp.ToolCallMeta{SubagentSessionInfo: &acp.SubagentSessionInfo{SessionID: child}}}
 }
 
 // idleState is a child's final state: idle with its stop reason and

@@ -307,8 +307,8 @@ func TestSubagentParallelE2E(t *testing.T) {
 				}
 				named := map[string]string{}
 				for _, u := range updatesOn(ns, sid) {
-					if c, ok := toolCard(u); ok && c.Meta != nil && c.Meta.SubagentSessionID != "" {
-						named[c.ToolCallID] = c.Meta.SubagentSessionID
+					if c, ok := toolCard(u); ok && c.Meta != nil && c.Meta.SubagentSessionInfo != nil {
+						named[c.ToolCallID] = c.Meta.SubagentSessionInfo.SessionID
 					}
 				}
 				if len(named) != 2 || !slices.Contains(children, named[idA]) {
