@@ -774,3 +774,143 @@ func cutBeforeChildEnd(t *testing.T, state, sid string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSubagentBoundE2E: six subagent calls of one response run at most
+// four at a time (the default bound): the fake endpoint holds the
+// children's requests and counts how many are in flight.
+func TestSubagentBoundE2E(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	release := make(chan struct{})
+	var calls [][2]string
+	for i := range 6 {
+		calls = append(calls, subCall("subagent", fmt.Sprintf("Part %d", i), fmt.Sprintf("part %d", i)))
+	}
+	m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
+		if r.firstUser() == "split" {
+			if len(r.results()) == 0 {
+				return e2etest.ToolCallsAt(0, calls...)
+			}
+			return answer(strings.Join(r.results(), ","))
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 4 {
+			close(release)
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second):
+			t.Error("four children were never in flight at once")
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return answer(strings.TrimPrefix(r.firstUser(), "part "))
+	})
+	h := newHarness(t, harnessOpts{model: m.client("k")})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "split"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if most != 4 {
+		t.Errorf("at most %d children were in flight, want 4", most)
+	}
+	if got := joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk); got != "0,1,2,3,4,5" {
+		t.Errorf("the parent answered %q, want the results in call order", got)
+	}
+}
+
+// TestSubagentCloseE2E: closing the parent session while its child runs
+// cancels the child first: the child ends idle cancelled, in order, and
+// the prompt answers cancelled.
+func TestSubagentCloseE2E(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 1)
+	m := newRoutedModel(t, func(r subReq, req *http.Request) string {
+		switch r.firstUser() {
+		case "start one":
+			return e2etest.ToolCallsAt(0, subCall("subagent", "Wait forever", "task C"))
+		case "task C":
+			return blockedChild(req, asked)
+		}
+		return ""
+	})
+	h := newHarness(t, harnessOpts{model: m.client("k")})
+	sid := h.start(harnessOpts{caps: subagentCaps})
+	_, ch, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock("start one")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child made no request")
+	}
+	h.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	select {
+	case msg := <-ch:
+		var pr acp.PromptResponse
+		if msg.Error != nil || json.Unmarshal(msg.Result, &pr) != nil || pr.StopReason != acp.StopCancelled {
+			t.Fatalf("the prompt answered %s / %v, want cancelled", msg.Result, msg.Error)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the prompt did not answer after the close")
+	}
+	ns := h.notes()
+	children := checkSubagentOrder(t, ns, sid)
+	if len(children) != 1 || finalState(ns, children[0]).StopReason != acp.StopCancelled {
+		t.Errorf("children %v end with %+v", children, finalState(ns, children[0]))
+	}
+}
+
+// TestSubagentDepthE2E: with SubagentDepth 2 a child is offered the
+// subagent tools and its own child runs, announced on the child's id; the
+// grandchild is offered none.
+func TestSubagentDepthE2E(t *testing.T) {
+	t.Parallel()
+	m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
+		switch {
+		case r.firstUser() == "nest" && len(r.results()) == 0:
+			return e2etest.ToolCallsAt(0, subCall("subagent", "Outer", "task O"))
+		case r.firstUser() == "nest":
+			return answer("outer said " + r.results()[0])
+		case r.firstUser() == "task O" && len(r.results()) == 0:
+			return e2etest.ToolCallsAt(1, subCall("subagent", "Inner", "task I"))
+		case r.firstUser() == "task O":
+			return answer("inner said " + r.results()[0])
+		case r.firstUser() == "task I":
+			return answer("deep")
+		}
+		return ""
+	})
+	h := newHarness(t, harnessOpts{model: m.client("k"), options: func(o *server.Options) { o.SubagentDepth = 2 }})
+	sid := h.start(harnessOpts{caps: subagentCaps})
+	if stop, err := h.prompt(sid, "nest"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if got := joined(updatesOn(h.notes(), sid), acp.UpdateAgentMessageChunk); got != "outer said inner said deep" {
+		t.Errorf("the parent answered %q", got)
+	}
+	if !slices.Contains(m.asking("task O")[0].toolNames(), "subagent") || slices.Contains(m.asking("task I")[0].toolNames(), "subagent") {
+		t.Error("the child must be offered the subagent tools at depth 2, the grandchild not")
+	}
+	on := map[string]string{} // child -> the session it was announced on
+	for _, n := range h.notes() {
+		if su, ok := n.Update.(acp.SubagentUpdate); ok && su.Title != nil {
+			on[*su.Title] = n.SessionID
+		}
+	}
+	var outer string
+	for _, n := range h.notes() {
+		if su, ok := n.Update.(acp.SubagentUpdate); ok && su.Title != nil && *su.Title == "Outer" {
+			outer = su.SessionID
+		}
+	}
+	if on["Outer"] != sid || on["Inner"] != outer || outer == "" {
+		t.Errorf("announced on %v (outer %s, parent %s)", on, outer, sid)
+	}
+}

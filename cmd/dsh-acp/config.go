@@ -34,6 +34,7 @@ type config struct {
 	Model            string
 	APIKey           string
 	MaxSteps         int
+	SubagentDepth    int // how deep subagents may nest (--subagent-depth)
 	Mode             string
 	Replay           string
 	Record           string
@@ -99,7 +100,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt                                                                                       *string
+	titles, compactAt, subagentDepth                                                                        *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -126,6 +127,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	fs.StringVar(&c.Prices, "prices", get("DSH_PRICES", ""), "JSON file of model prices (per 1M tokens) and context windows; overrides the built-in table (env DSH_PRICES)")
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
+	v.subagentDepth = fs.String("subagent-depth", get("DSH_SUBAGENT_DEPTH", "1"), "how deep subagents may nest: 1, children only; 2, children may start their own; ... (env DSH_SUBAGENT_DEPTH)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
 }
@@ -192,6 +194,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		return c, fmt.Errorf("--max-steps (or DSH_MAX_STEPS) must be a positive integer, got %q", *maxSteps)
 	}
 	c.MaxSteps = n
+	if c.SubagentDepth, err = strconv.Atoi(*v.subagentDepth); err != nil || c.SubagentDepth < 1 {
+		return c, fmt.Errorf("--subagent-depth (or DSH_SUBAGENT_DEPTH) must be a positive integer, got %q", *v.subagentDepth)
+	}
 	if !permission.ValidMode(c.Mode) {
 		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", modeList(), c.Mode)
 	}

@@ -147,6 +147,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		CompactAt:       cfg.CompactAt,
 		// A recording replays its children in the order they ran.
 		SubagentsSequential: cfg.Replay != "",
+		SubagentDepth:       cfg.SubagentDepth,
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.
