@@ -115,7 +115,8 @@ type childRun struct {
 	agent  *agent.Session
 	ex     *tools.Exec // the call that started it (its card on the caller)
 	title  string
-	// announcedOn is the session a replayed child was announced on.
+	// announcedOn is the session an ended or replayed child was
+	// announced on.
 	announcedOn string
 	// shown: the editor advertised `subagents`, so the child is announced
 	// and its updates go on its own session id; else its tool calls are
@@ -227,6 +228,9 @@ func (c *childRun) run(ctx context.Context, req toolsub.Request) toolsub.Outcome
 	if c.shown {
 		c.announce(acp.SubagentUpdate{SessionID: c.id, State: idleState(end)})
 	}
+	// The ended child stays known by its id only: its events (a fork's
+	// copy of the parent's history among them) are not kept.
+	c.b.subs.add(&childRun{b: c.b, id: c.id, parent: c.parent, announcedOn: start.Parent})
 	return res
 }
 
