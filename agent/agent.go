@@ -123,6 +123,9 @@ type Session struct {
 	cost     costState
 	// hidden are the tools the model is not told about (Hide).
 	hidden map[string]bool
+	// pending are the charges of tool calls (tools.Charge) not yet added
+	// to cost: the next usage event adds them.
+	pending []tools.Charge
 }
 
 // costState is a session's cumulative cost: known while every response
@@ -166,8 +169,13 @@ func (s *Session) prepare() {
 				}
 				unaccounted = true
 			}
+		case session.ToolResult:
+			if d.Charge != nil {
+				s.pending = append(s.pending, *d.Charge)
+			}
 		case session.ContextUsage:
 			unaccounted = false
+			s.pending = nil
 			if d.Cost == nil {
 				s.cost = costState{}
 			} else if s.cost.known {
@@ -250,6 +258,12 @@ type Input struct {
 	// turn follows; Prompt is then logged as a prompt the model never
 	// sees (session.UserMessage.Local).
 	Compact *CompactRequest
+	// AtBoundary, when set, is called at each step boundary of the
+	// turn (final: the model gave its final answer, end_turn) from the
+	// turn's goroutine, with no lock of the agent held: it hands over
+	// the steering messages that arrived and says whether the turn ends
+	// there (see Boundary).
+	AtBoundary func(final bool) Boundary
 }
 
 // RunTurn runs one prompt turn from in, as Turn does.
@@ -259,7 +273,8 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	s.turn++
 	turn := s.turn
 	s.mu.Unlock()
-	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{}}
+	t := &turnRun{a: a, s: s, turn: turn, open: map[string]bool{}, streamed: map[string]*streamCall{}, logged: map[string]bool{},
+		atBoundary: in.AtBoundary}
 	store := s.Store
 	t.startSeq = store.Emit(session.TurnStart{Turn: turn}).Seq
 	if in.Title != "" {
@@ -303,6 +318,13 @@ type turnRun struct {
 	// turn (compact.go).
 	startSeq     int64
 	compactTried bool
+	// atBoundary is Input.AtBoundary; steered counts the steering
+	// messages the turn took (boundary.go).
+	atBoundary func(final bool) Boundary
+	steered    int
+	// billed counts the turn's billed tool calls by charge kind (the
+	// usage events report it).
+	billed map[string]int
 }
 
 // streamCall is one tool call of the model's answer while it streams:
@@ -352,7 +374,15 @@ func (t *turnRun) run(ctx context.Context) Outcome {
 		out, again := t.doStep(ctx)
 		t.emit(session.StepEnd{Turn: t.turn, Step: t.step})
 		if !again {
-			return out
+			// A final answer (or a question that ended the turn) still
+			// takes a steering message that came meanwhile.
+			if out.Err != nil || out.StopReason != session.EndTurn || ctx.Err() != nil || t.boundary(true) {
+				return out
+			}
+			continue
+		}
+		if t.boundary(false) {
+			return Outcome{StopReason: session.EndTurn}
 		}
 	}
 	return Outcome{StopReason: session.EndMaxTurnReqs}
@@ -645,6 +675,7 @@ func (t *turnRun) emitMessage(msg session.AssistantMessage, model string, u *llm
 	ev := session.ContextUsage{Turn: t.turn, Step: t.step, Model: model,
 		Used: int64(max(u.PromptTokens, 0)) + int64(max(u.CompletionTokens, 0)), Size: int64(m.Size(model))}
 	ev.Cost = t.s.addCost(m, model, *u, t.a.cfg.Now())
+	ev.Calls = t.billedCalls()
 	t.emit(ev)
 }
 
@@ -656,12 +687,17 @@ func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time)
 	defer s.mu.Unlock()
 	p, ok := m.Price(model)
 	if !ok || !s.cost.known || (s.cost.currency != "" && s.cost.currency != p.Currency) {
-		s.cost = costState{}
+		s.cost, s.pending = costState{}, nil
 		return nil
 	}
 	// Rounded to 1e-10 (a ten-billionth of the currency unit) so that
 	// sums read as the prices do, not as binary fractions.
-	s.cost.amount = math.Round((s.cost.amount+p.Cost(u, at))*1e10) / 1e10
+	amount := s.cost.amount + p.Cost(u, at)
+	if !s.addPending(&amount, p.Currency) {
+		s.cost = costState{}
+		return nil
+	}
+	s.cost.amount = math.Round(amount*1e10) / 1e10
 	s.cost.currency = p.Currency
 	return &session.Cost{Amount: s.cost.amount, Currency: s.cost.currency}
 }
@@ -719,7 +755,10 @@ func (t *turnRun) result(id string, r tools.Result, cancelled, notRun bool) {
 	delete(t.open, id)
 	delete(t.streamed, id)
 	t.emit(session.ToolResult{Turn: t.turn, Step: t.step, CallID: id, Content: r.Content, IsError: r.IsError,
-		Error: r.Error, Meta: r.Meta, Cancelled: cancelled, NotRun: notRun})
+		Error: r.Error, Meta: r.Meta, Cancelled: cancelled, NotRun: notRun, Charge: r.Charge})
+	if r.Charge != nil && !r.IsError {
+		t.charge(*r.Charge)
+	}
 }
 
 // closeOpen fails every announced call that has no result yet (none of

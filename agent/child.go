@@ -10,13 +10,14 @@ import (
 // NewChildSession returns a session for a child run (a subagent) over
 // store, whose tools see ts. The store may already hold events (a fork
 // child starts from its parent's conversation): they are the child's
-// history, but their cost is the parent's, so the child's cumulative
-// cost starts at zero (Spent is what the child itself cost).
+// history, but their cost is the parent's (charges of its calls not yet
+// in a usage event included), so the child's cumulative cost starts at
+// zero (Spent is what the child itself cost).
 func NewChildSession(store *session.Store, ts tools.Session) *Session {
 	s := NewSession(store, ts)
 	s.mu.Lock()
 	s.prepare()
-	s.cost = costState{known: true}
+	s.cost, s.pending = costState{known: true}, nil
 	s.mu.Unlock()
 	return s
 }

@@ -98,6 +98,9 @@ type Config struct {
 	// SubagentDepth is how deep children may nest; 0 means
 	// DefaultSubagentDepth (children, no grandchildren).
 	SubagentParallel, SubagentDepth int
+	// PromptQueue is how many prompts a session holds waiting behind its
+	// running turn (queue.go); <= 0 means DefaultPromptQueue.
+	PromptQueue int
 }
 
 // Bridge serves one editor connection. Create it with New, then Serve.
@@ -143,6 +146,7 @@ type liveSession struct {
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // the running turn's, nil when idle
+	queue  turnQueue          // the prompts waiting behind it (queue.go)
 	turns  int
 	// cmds are the slash commands offered (commands.go); titleCancel
 	// cancels the title request under way and titleDone says none will
@@ -258,7 +262,7 @@ func (b *Bridge) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Ini
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentCapabilities: acp.AgentCapabilities{PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: b.cfg.OffersImages},
 			SessionCapabilities: &acp.SessionCapabilities{AdditionalDirectories: &acp.Empty{}},
-			McpCapabilities:     mcpCapabilities()},
+			McpCapabilities:     mcpCapabilities(), Meta: promptQueueingMeta},
 		AuthMethods: b.authMethods(caps),
 		AgentInfo:   &acp.Implementation{Name: "dsh-acp", Title: "dsh-acp (DeepSeek)", Version: b.cfg.Version},
 	}, nil
@@ -346,7 +350,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	s.pres = present.NewPresenter(view, sessionLookup{b.cfg.Tools, ts})
 	tools.SetAdditionalDirectories(ts, dirs)
 	tools.SetNotifier(ts, func(n tools.Notice) { b.notify(s, n) })
-	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode}
+	s.perm = &permState{b: b, s: s, mem: permission.NewMemory(), mode: b.cfg.Mode, asks: &permAsks{}}
 	ts.Value(permKey{}, func() any { return s.perm })
 	tools.SetAsker(ts, &asker{b: b, s: s, elicit: caps.Elicitation != nil && caps.Elicitation.Form != nil})
 	if caps.FS != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
@@ -425,12 +429,14 @@ func unknownSession(id string) error {
 	return &acp.Error{Code: acp.CodeResourceNotFound, Message: "Resource not found: unknown session " + id, Data: map[string]string{"sessionId": id}}
 }
 
-// cancelTurn cancels the session's running turn, if any.
+// cancelTurn cancels the session's running turn, if any, and the
+// prompts waiting behind it.
 func (s *liveSession) cancelTurn() {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.cancelWaiting()
 	s.mu.Unlock()
 }
 
@@ -468,8 +474,9 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	}
 	s.mu.Lock()
 	if s.cancel != nil {
-		s.mu.Unlock()
-		return nil, acp.InvalidParams("Invalid params: a prompt is already running in session %s", s.id)
+		// A turn runs: the prompt waits for it (queue.go).
+		defer s.mu.Unlock()
+		return b.enqueue(ctx, s, content, steeringMeta(p.Meta))
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
@@ -477,34 +484,40 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	first := s.turns == 1 // the first here: logPromptTitle checks the log
 	s.mu.Unlock()
 	return func(ctx context.Context) (acp.PromptResponse, error) {
-		defer func() {
-			s.mu.Lock()
-			s.cancel = nil
-			s.mu.Unlock()
-			cancel()
-			b.releaseLog(s)
-		}()
-		// A resumed session's log is decoded here, at its first turn.
-		if err := s.agent.Store.Ready(); err != nil {
-			return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
-		}
-		in, err := b.prepareTurn(turnCtx, s, content)
-		if err != nil {
-			return acp.PromptResponse{}, err
-		}
-		if first {
-			b.logPromptTitle(s, content)
-		}
-		restore := s.perm.runUnder(in.rules)
-		out := b.cfg.Agent.RunTurn(turnCtx, s.agent, in.Input)
-		restore()
-		b.flushLog(s)
-		if out.Err != nil {
-			return acp.PromptResponse{}, promptError(out.Err)
-		}
-		b.titleAfter(ctx, s)
-		return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
+		return b.runTurn(ctx, turnCtx, cancel, s, content, first)
 	}, nil
+}
+
+// runTurn runs the turn of a prompt of s with content under turnCtx
+// (cancel is its cancel) and answers it; ctx is the request's. When it
+// ends, the session's next waiting prompt starts (queue.go).
+func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc, s *liveSession, content []tools.Content, first bool) (resp acp.PromptResponse, err error) {
+	defer func() {
+		s.turnEnded(promptResult{resp: resp, err: err})
+		cancel()
+		b.releaseLog(s)
+	}()
+	// A resumed session's log is decoded here, at its first turn.
+	if err := s.agent.Store.Ready(); err != nil {
+		return acp.PromptResponse{}, logError(s.id, "LOG_CORRUPT", err)
+	}
+	in, err := b.prepareTurn(turnCtx, s, content)
+	if err != nil {
+		return acp.PromptResponse{}, err
+	}
+	if first {
+		b.logPromptTitle(s, content)
+	}
+	in.AtBoundary = s.atBoundary
+	restore := s.perm.runUnder(in.rules)
+	out := b.cfg.Agent.RunTurn(turnCtx, s.agent, in.Input)
+	restore()
+	b.flushLog(s)
+	if out.Err != nil {
+		return acp.PromptResponse{}, promptError(out.Err)
+	}
+	b.titleAfter(ctx, s)
+	return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason)}, nil
 }
 
 // promptError maps a failed turn to its JSON-RPC error (INTERFACE.md).

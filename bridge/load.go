@@ -326,7 +326,7 @@ func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Ev
 func restoreRules(mem *permission.Memory, events []session.Event) {
 	for _, ev := range events {
 		if r, ok := ev.Data.(session.PermissionRule); ok {
-			mem.Restore(permission.Rule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+			mem.Restore(permission.Rule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Hosts: r.Hosts, Whole: r.Whole})
 		}
 	}
 }

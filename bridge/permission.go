@@ -36,6 +36,9 @@ type permState struct {
 	// still shows mode.
 	rules string
 	ask   sync.Mutex // one permission request at a time
+	// asks are the requests waiting for the editor in this session and
+	// the sessions sharing its asks (permwait.go).
+	asks *permAsks
 }
 
 type permKey struct{}
@@ -100,6 +103,7 @@ func (p *permState) call(name string, args json.RawMessage) permission.Call {
 		}
 		c.Command, c.Dir = acc.Command, acc.Dir
 		c.Unsandboxed = acc.Unsandboxed
+		c.Host = acc.Host
 	}
 	return c
 }
@@ -145,8 +149,12 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	p.ask.Lock()
 	defer p.ask.Unlock()
 	// The answer to an earlier request may cover this call now.
-	if d, _ := p.mem.Decide(p.rulesMode(), c); d == permission.Allow {
+	switch d, why := p.mem.Decide(p.rulesMode(), c); d {
+	case permission.Allow:
 		return runPreviewed(ctx, tool, ex, next)
+	case permission.Refuse:
+		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
+	case permission.Ask:
 	}
 	var preview tools.ToolCallView
 	if tool.Preview != nil {
@@ -164,6 +172,10 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.rulesMode(), c)
+	if c.Class == tools.ClassNetwork && c.Host != "" {
+		// The title is the full URL; say what an "always" covers.
+		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
+	}
 	// A subagent's call asks on the child's session (or names the child
 	// on the parent's) and a cancel there ends that child only.
 	sid, cancelTurn, answered := p.s.id, p.s.cancelTurn, func() {}
@@ -172,8 +184,17 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		sid, wait = child.permTarget(&card)
 		cancelTurn, answered = child.cancelRun, wait()
 	}
-	res, err := b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: permissionOptions})
+	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: permissionOptions})
 	answered()
+	if out.covered {
+		// Another request's "always" answer covered this call and
+		// withdrew it from the editor.
+		if out.decision == permission.Allow {
+			return next(ctx, ex)
+		}
+		return rejected(ex)
+	}
+	res, err := out.res, out.err
 	if err != nil || res.Outcome.Outcome != acp.OutcomeSelected {
 		// Cancelled (or the request failed because the turn was
 		// cancelled): nothing runs and the turn ends cancelled.
@@ -186,15 +207,22 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	switch res.Outcome.OptionID {
 	case "allow-always":
 		p.remember(c, true)
+		p.asks.cover(p.mem)
 		return next(ctx, ex)
 	case "allow-once":
 		return next(ctx, ex)
 	case "reject-always":
 		p.remember(c, false)
+		p.asks.cover(p.mem)
 	case "reject-once":
 	default:
 		b.log.Warn("unknown permission option; treating it as a reject", "optionId", res.Outcome.OptionID)
 	}
+	return rejected(ex)
+}
+
+// rejected is the result of a call the user rejected.
+func rejected(ex *tools.Exec) tools.Result {
 	return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REJECTED",
 		Message: fmt.Sprintf("the user rejected this %s call; do not retry it unchanged, ask the user how to proceed", ex.Name)})
 }
@@ -215,7 +243,7 @@ func runPreviewed(ctx context.Context, tool tools.Tool, ex *tools.Exec, next too
 // what was stored (session.PermissionRule), so session/load restores it.
 func (p *permState) remember(c permission.Call, allow bool) {
 	r := p.mem.Remember(c, allow)
-	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Whole: r.Whole})
+	p.s.agent.Store.Emit(session.PermissionRule{Tool: r.Tool, Allow: r.Allow, Paths: r.Paths, Prefixes: r.Prefixes, Hosts: r.Hosts, Whole: r.Whole})
 	if err := p.s.agent.Store.Flush(); err != nil {
 		p.b.log.Warn("could not flush the session log", "session", p.s.id, "err", err)
 	}

@@ -76,6 +76,9 @@ type Call struct {
 	// Dir is the directory Command starts in, as given (relative to
 	// Cwd); "" means Cwd. Relative paths in Command are judged against it.
 	Dir string
+	// Host is the network host a ClassNetwork call sends its request to
+	// (Access.Host, lower case): asked, and remembered, per host.
+	Host string
 	// Cwd is the session's absolute working directory.
 	Cwd string
 	// Dirs are the session's additional workspace roots (ACP
@@ -92,6 +95,7 @@ type Memory struct {
 	tools    map[string]bool  // tool name -> allowed (edit and other tools)
 	prefixes map[string]bool  // bash command prefix -> allowed
 	paths    map[pathKey]bool // (tool, resolved outside path) -> allowed
+	hosts    map[pathKey]bool // (tool, network host) -> allowed
 }
 
 // pathKey is an outside path remembered for one tool.
@@ -99,7 +103,7 @@ type pathKey struct{ tool, path string }
 
 // NewMemory returns an empty memory.
 func NewMemory() *Memory {
-	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[pathKey]bool{}}
+	return &Memory{tools: map[string]bool{}, prefixes: map[string]bool{}, paths: map[pathKey]bool{}, hosts: map[pathKey]bool{}}
 }
 
 // Clone returns a memory holding the same answers as m, which later
@@ -116,6 +120,9 @@ func (m *Memory) Clone() *Memory {
 	}
 	for k, v := range m.paths {
 		c.paths[k] = v
+	}
+	for k, v := range m.hosts {
+		c.hosts[k] = v
 	}
 	return c
 }
@@ -134,9 +141,14 @@ func (m *Memory) Clone() *Memory {
 //     modes it runs when every simple command has a remembered prefix
 //     and nothing in it escapes the prefix rule (see BashPrefixes);
 //   - bypassPermissions runs everything else; acceptEdits runs edits;
-//     other calls run when "always" was answered for the tool.
+//     other calls run when "always" was answered for the tool;
+//   - a network call (ClassNetwork) is judged by its host alone (see
+//     networkDecision).
 func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	class := c.Class
+	if class == tools.ClassNetwork {
+		return m.networkDecision(mode, c)
+	}
 	if mode == ModePlan && !unasked(class) {
 		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
 	}
@@ -235,6 +247,30 @@ func (m *Memory) commandDecision(f bashFacts) (Decision, string) {
 	return Ask, ""
 }
 
+// networkDecision judges a ClassNetwork call by its host: it runs in
+// bypassPermissions, and in every other mode when "always" was answered
+// for this tool on this host; a remembered reject refuses it; otherwise
+// plan mode refuses it and default and acceptEdits ask (acceptEdits
+// vouches for file edits, not for what leaves the machine). A call
+// naming no host is judged as a host of its own ("").
+func (m *Memory) networkDecision(mode string, c Call) (Decision, string) {
+	if mode == ModeBypass {
+		return Allow, ""
+	}
+	m.mu.Lock()
+	allowed, known := m.hosts[pathKey{c.Tool, c.Host}]
+	m.mu.Unlock()
+	switch {
+	case known && allowed:
+		return Allow, ""
+	case known:
+		return Refuse, "the user refused " + c.Tool + " for " + c.Host
+	case mode == ModePlan:
+		return Refuse, "the session is in plan mode: " + c.Tool + " may reach only hosts the user allowed before, and " + c.Host + " is not one; ask the user to allow it or to leave plan mode"
+	}
+	return Ask, ""
+}
+
 func (m *Memory) toolDecision(tool string) (Decision, string) {
 	allowed, known := m.tools[tool]
 	switch {
@@ -251,12 +287,14 @@ func (m *Memory) toolDecision(tool string) (Decision, string) {
 // it): Allow for allow_always, false for reject_always; Tool is the
 // tool's name; Paths are resolved paths remembered for Tool (outside
 // paths, files that run code); Prefixes are command prefixes (for any
-// command tool); Whole means the answer covers Tool itself.
+// command tool); Hosts are network hosts remembered for Tool (a
+// ClassNetwork call); Whole means the answer covers Tool itself.
 type Rule struct {
 	Tool     string
 	Allow    bool
 	Paths    []string
 	Prefixes []string
+	Hosts    []string
 	Whole    bool
 }
 
@@ -266,11 +304,17 @@ type Rule struct {
 // code), those paths for that tool only; for a ClassExecute call, also
 // the prefixes of the simple commands of its Command (none when the
 // command's text cannot be judged: it does not parse or hides
-// evaluation); for other tools with no special path, the tool. Running
+// evaluation); for a ClassNetwork call, its host for that tool only;
+// for other tools with no special path, the tool. Running
 // outside the sandbox (c.Unsandboxed) is never remembered: an allow
 // covers the same prefixes inside the sandbox, and the next unsandboxed
 // run asks again.
 func (m *Memory) Remember(c Call, allow bool) Rule {
+	if c.Class == tools.ClassNetwork {
+		r := Rule{Tool: c.Tool, Allow: allow, Hosts: []string{c.Host}}
+		m.Restore(r)
+		return r
+	}
 	special := specialPaths("", c)
 	r := Rule{Tool: c.Tool, Allow: allow, Paths: special}
 	if c.Class == tools.ClassExecute {
@@ -294,6 +338,9 @@ func (m *Memory) Restore(r Rule) {
 	}
 	for _, p := range r.Prefixes {
 		m.prefixes[p] = r.Allow
+	}
+	for _, h := range r.Hosts {
+		m.hosts[pathKey{r.Tool, h}] = r.Allow
 	}
 	if r.Whole {
 		m.tools[r.Tool] = r.Allow

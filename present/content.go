@@ -42,7 +42,8 @@ func contentBlock(c tools.Content) acp.ContentBlock {
 			if name == "" {
 				name = c.URI
 			}
-			return acp.ContentBlock{Type: acp.BlockResourceLink, URI: c.URI, Name: name, MimeType: c.MimeType}
+			return acp.ContentBlock{Type: acp.BlockResourceLink, URI: c.URI, Name: name, MimeType: c.MimeType,
+				Title: c.Title, Description: c.Description}
 		}
 	case tools.ContentResource:
 		if c.URI != "" && c.Data == "" && c.Text != "" {

@@ -133,11 +133,13 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return out
 	case session.UserMessage:
-		if !p.view.Replay {
+		// The editor shows the prompt it sent; a steering message is
+		// echoed live where the turn took it.
+		if !p.view.Replay && d.Steer == 0 {
 			return nil
 		}
 		var out []acp.Update
-		id := session.UserMessageID(d.Turn)
+		id := d.ID()
 		for _, c := range d.Shown() {
 			block := acp.TextBlock(c.Text)
 			if c.Type == tools.ContentImage {
@@ -201,6 +203,11 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0))}
 		if d.Cost != nil {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
+		}
+		if len(d.Calls) > 0 {
+			// The turn's billed tool calls (web searches, fetches) by
+			// kind, whose prices the cost includes.
+			u.Meta, _ = json.Marshal(map[string]map[string]int{"billedCalls": d.Calls})
 		}
 		return []acp.Update{u}
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,

@@ -84,7 +84,7 @@ func TestInitialize(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	var got map[string]any
 	h.mustCall("initialize", map[string]any{"protocolVersion": 7}, &got)
-	want := `{"agentCapabilities":{"auth":{"logout":{}},"loadSession":true,"mcpCapabilities":{"http":true,"sse":true},"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"title":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + testVersion + `"},` +
+	want := `{"agentCapabilities":{"_meta":{"promptQueueing":true},"auth":{"logout":{}},"loadSession":true,"mcpCapabilities":{"http":true,"sse":true},"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"title":{}}},"agentInfo":{"name":"dsh-acp","title":"dsh-acp (DeepSeek)","version":"` + testVersion + `"},` +
 		`"authMethods":[{"_meta":{"terminal-auth":{"args":["login"],"command":"` + testExecutable + `","label":"dsh-acp login"}},"description":"` + loginDescription + `","id":"login","name":"Log in with an API key"}],"protocolVersion":1}`
 	b, _ := json.Marshal(got)
 	if string(b) != want {
@@ -389,19 +389,28 @@ func stallingModel(t *testing.T) *fakeModel {
 // "cancelled" within 200 ms (measured generously here).
 func TestCancelPrompt(t *testing.T) {
 	fm := stallingModel(t)
-	h := newHarness(t, harnessOpts{model: fm.client("k")})
+	h := newHarness(t, harnessOpts{model: fm.client("k"), options: func(o *server.Options) { o.PromptQueue = 1 }})
 	sid := h.start(harnessOpts{})
 	_, ch, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentThoughtChunk) == "hmm" })
-	// A second prompt while one runs is refused.
-	code, _ := rpcError(t, h, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
-	if code != acp.CodeInvalidParams {
-		t.Errorf("concurrent prompt code = %d, want -32602", code)
+	// A second prompt while one runs waits behind it (the bound is 1);
+	// a third is refused, naming the bound.
+	_, queued, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, msg := rpcError(t, h, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "more"}}})
+	if code != acp.CodeInvalidParams || !strings.Contains(msg, "--prompt-queue 1") {
+		t.Errorf("prompt past the queue's bound: code %d %q, want -32602 naming --prompt-queue 1", code, msg)
 	}
 	h.cancelPrompt(sid, ch, 5*time.Second)
+	h.cancelPrompt(sid, queued, 5*time.Second)
+	if n := fm.requests(); n != 1 {
+		t.Errorf("the model got %d requests, want 1 (the queued prompt was cancelled before its turn)", n)
+	}
 }
 
 // TestCancelRaceNeverLost writes a prompt and its cancel in one write,

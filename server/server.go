@@ -26,6 +26,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/toolsearch"
 	"github.com/dsh-acp/dsh-acp/toolsub"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
+	"github.com/dsh-acp/dsh-acp/toolweb"
 )
 
 // Options is what a Server is built from. Client is required; every other
@@ -126,6 +127,10 @@ type Options struct {
 	// grandchildren).
 	SubagentsSequential             bool
 	SubagentParallel, SubagentDepth int
+	// PromptQueue is how many prompts a session holds waiting behind its
+	// running turn (--prompt-queue); <= 0 means bridge.DefaultPromptQueue
+	// (8).
+	PromptQueue int
 	// Tools are registered after the default tools (read, write, edit,
 	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob,
 	// subagent, subagent_fork), in
@@ -134,7 +139,15 @@ type Options struct {
 	// else needs to know it. A tool that fails to register (a name
 	// already taken, an invalid schema) is an error from New.
 	Tools []tools.Tool
+	// Web, when set, registers the web tools after the default ones:
+	// web_search where the endpoint has a Search API, and web_fetch
+	// (toolweb.Tools). Nil registers neither.
+	Web *Web
 }
+
+// Web is what the web tools are built from (toolweb.Config, for
+// Options.Web).
+type Web = toolweb.Config
 
 // ThinkingLevels are the ids of the thinking option's values
 // (Options.ThinkingDefault), in the order the option lists them.
@@ -195,6 +208,9 @@ func New(o Options) (*Server, error) {
 	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)
 	all = append(all, toolsub.Tools(toolsub.Options{Sequential: o.SubagentsSequential})...)
+	if o.Web != nil {
+		all = append(all, toolweb.Tools(*o.Web)...)
+	}
 	all = append(all, o.Tools...)
 	for _, t := range all {
 		if err := reg.Register(t); err != nil {
@@ -239,6 +255,7 @@ func New(o Options) (*Server, error) {
 		OffersImages:     offersImages(meter, o),
 		SubagentParallel: o.SubagentParallel,
 		SubagentDepth:    o.SubagentDepth,
+		PromptQueue:      o.PromptQueue,
 	})
 	// The permission step comes first: every call the agent makes passes
 	// it before the registry validates and runs it. Then the file tools

@@ -83,6 +83,10 @@ type UserMessage struct {
 	Content []tools.Content `json:"content"`
 	Typed   []tools.Content `json:"typed,omitempty"`
 	Local   bool            `json:"local,omitempty"`
+	// Steer, from 1, numbers a message the user sent into the running
+	// turn (a steering prompt, logged where the turn took it: after a
+	// step's tool results); 0 for the prompt that started the turn.
+	Steer int `json:"steer,omitempty"`
 }
 
 // Shown is the prompt as the user wrote it: Typed when set, else
@@ -214,6 +218,9 @@ type ToolResult struct {
 	Cancelled       bool             `json:"cancelled,omitempty"`
 	NotRun          bool             `json:"notRun,omitempty"`
 	SourceEventSeqs []int64          `json:"sourceEventSeqs,omitempty"`
+	// Charge is what the call cost (a billed API request), added to the
+	// session's cost by the next ContextUsage; nil for a free call.
+	Charge *tools.Charge `json:"charge,omitempty"`
 }
 
 // Plan is a todo list snapshot written by a tool while it runs.
@@ -257,13 +264,15 @@ type ModeChange struct {
 // (allow_always: Allow true; reject_always: false), as the permission
 // memory stored it, so session/load restores it: Tool is the tool's
 // name; Paths are resolved absolute paths remembered for that tool;
-// Prefixes are shell command prefixes ("git status"); Whole means the
-// answer covers the tool itself.
+// Prefixes are shell command prefixes ("git status"); Hosts are network
+// hosts remembered for that tool; Whole means the answer covers the tool
+// itself.
 type PermissionRule struct {
 	Tool     string   `json:"tool"`
 	Allow    bool     `json:"allow"`
 	Paths    []string `json:"paths,omitempty"`
 	Prefixes []string `json:"prefixes,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
 	Whole    bool     `json:"whole,omitempty"`
 }
 
@@ -350,7 +359,8 @@ type Cost struct {
 // (ACP usage_update): Used is the tokens in the context now (that
 // request's prompt plus completion tokens), Size the model's context
 // window, both tokens; Cost, when known, is the session's cumulative cost
-// up to and including this response. Model is the model that answered.
+// up to and including this response (and the billed tool calls before
+// it). Model is the model that answered.
 type ContextUsage struct {
 	Turn  int    `json:"turn"`
 	Step  int    `json:"step"`
@@ -358,6 +368,10 @@ type ContextUsage struct {
 	Used  int64  `json:"used"`
 	Size  int64  `json:"size"`
 	Cost  *Cost  `json:"cost,omitempty"`
+	// Calls counts the turn's billed tool calls so far by charge kind
+	// (tools.Charge.Kind, e.g. {"search": 2, "fetch": 1}); their prices
+	// are in Cost. Nil when the turn made none.
+	Calls map[string]int `json:"calls,omitempty"`
 }
 
 // ToolDefinition records, beside one call (CallID) of a tool that exists

@@ -8,6 +8,16 @@ func UserMessageID(turn int) string {
 	return "turn" + strconv.Itoa(turn) + "-user"
 }
 
+// ID is the ACP messageId of m: UserMessageID of its turn for the
+// turn's prompt, "turn3-user-steer1" for the first steering message the
+// turn took (UserMessage.Steer).
+func (m UserMessage) ID() string {
+	if m.Steer > 0 {
+		return UserMessageID(m.Turn) + "-steer" + strconv.Itoa(m.Steer)
+	}
+	return UserMessageID(m.Turn)
+}
+
 // AssistantMessageID is the ACP messageId of the model's message of one
 // step of a turn ("turn3-step2"): its thought and text chunks carry it,
 // live and on replay. Ids are unique within a session, and a fork keeps
@@ -36,7 +46,7 @@ func ForkEvents(events []Event, messageID string) ([]Event, bool) {
 	for i, ev := range events {
 		switch d := ev.Data.(type) {
 		case UserMessage:
-			if UserMessageID(d.Turn) == messageID {
+			if d.ID() == messageID {
 				at = i
 			}
 		case AssistantMessage:

@@ -6,8 +6,10 @@ import (
 )
 
 // Sink receives every event of a session, transient ones included, in
-// the order they happen. It runs on the emitting goroutine and must not
-// block for long (the bridge writes the updates to the editor).
+// the order they happen, one call at a time. It runs on the emitting
+// goroutine outside the store's lock, so it may read the store; a slow
+// sink (the bridge writing updates to an editor that reads slowly) holds
+// up the Emits after it, never the store's readers.
 type Sink func(Event)
 
 // Store keeps a session's logged events in memory, appends them to the
@@ -17,6 +19,14 @@ type Sink func(Event)
 // use; Emit calls are serialised, so the log and the sink see events in
 // Seq order.
 type Store struct {
+	// Sink calls go in ticket order: Emit takes a ticket under mu (with
+	// the event's Seq, so ticket order is Seq order), lets go of mu, and
+	// waits under sinkMu for its turn.
+	sinkMu   sync.Mutex
+	sinkTurn sync.Cond // L is &sinkMu, set at the first Emit
+	turn     uint64    // the ticket whose sink call is next (sinkMu)
+	tickets  uint64    // the next ticket to hand out (mu)
+
 	mu     sync.Mutex
 	events []Event
 	sink   Sink
@@ -95,7 +105,6 @@ func (s *Store) SetSink(sink Sink) {
 // Flush.
 func (s *Store) Emit(d Data) Event {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ev := Event{Seq: -1, Time: s.now().UnixMilli(), Data: d}
 	switch {
 	case d.Transient() || s.err != nil:
@@ -111,8 +120,25 @@ func (s *Store) Emit(d Data) Event {
 	if ev.Seq >= 0 && s.log != nil {
 		_ = s.log.Append(ev)
 	}
-	if s.sink != nil {
-		s.sink(ev)
+	sink, ticket := s.sink, s.tickets
+	s.tickets++
+	s.mu.Unlock()
+
+	s.sinkMu.Lock()
+	defer func() {
+		// The next ticket's turn, even when the sink panicked.
+		s.turn++
+		s.sinkTurn.Broadcast()
+		s.sinkMu.Unlock()
+	}()
+	if s.sinkTurn.L == nil {
+		s.sinkTurn.L = &s.sinkMu
+	}
+	for s.turn != ticket {
+		s.sinkTurn.Wait()
+	}
+	if sink != nil {
+		sink(ev)
 	}
 	return ev
 }

@@ -135,10 +135,10 @@ func BenchmarkInMemoryDirect(b *testing.B) {
 }
 
 func BenchmarkInMemoryChain(b *testing.B) {
-	testTransports["bench"] = inMemoryServer(b)
-	defer delete(testTransports, "bench")
+	mem := inMemoryServer(b)
 	s := tools.NewSession("bench", b.TempDir())
-	set := Start([]Server{{Name: "mem", Type: testTransport, URL: "bench"}}, Options{Registry: tools.SessionTools(s)})
+	dial := func(Server) mcp.Transport { return mem }
+	set := Start([]Server{{Name: "mem", Command: "in-memory"}}, Options{Registry: tools.SessionTools(s), Dial: dial})
 	defer set.Close()
 	if err := set.Wait(context.Background()); err != nil {
 		b.Fatal(err)

@@ -70,7 +70,6 @@ func (s Server) check() error {
 		if s.Command == "" {
 			return fmt.Errorf("no command to start")
 		}
-	case testTransport:
 	case TransportHTTP, TransportSSE:
 		if s.URL == "" {
 			return fmt.Errorf("no URL")

@@ -229,7 +229,7 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
 	}
-	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn}
+	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn, Charge: out.Charge}
 	if out.Meta != nil {
 		if !json.Valid(out.Meta) {
 			return ErrorResult(ex.CallID, fmt.Errorf("tool %q returned meta that is not valid JSON", ex.Name))
@@ -248,6 +248,7 @@ func finish(res Result, callID string) Result {
 	if res.IsError {
 		res.Meta = nil
 		res.EndTurn = ""
+		res.Charge = nil
 	}
 	return res
 }

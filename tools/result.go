@@ -26,7 +26,7 @@ const (
 //     MimeType when known, with its text in Text or its base64 bytes in
 //     Data.
 //   - "resource_link": a link (ACP ResourceLink): URI, Name and, when
-//     known, MimeType.
+//     known, MimeType, Title and Description.
 //
 // What the model sees of a result is its text blocks (JoinText); a tool
 // with other blocks gives the model their TextForm in its text. The
@@ -39,6 +39,10 @@ type Content struct {
 	MimeType string `json:"mimeType,omitempty"`
 	URI      string `json:"uri,omitempty"`
 	Name     string `json:"name,omitempty"`
+	// Title and Description are a resource link's human-readable title
+	// and summary (ACP ResourceLink title, description), when known.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Text returns a text content block holding s.
@@ -126,6 +130,19 @@ type Result struct {
 	Error   *ErrorInfo      `json:"error,omitempty"`
 	Meta    json.RawMessage `json:"meta,omitempty"`
 	EndTurn string          `json:"-"`
+	// Charge is what the call cost (Output.Charge; never on an error
+	// result), nil for a free call.
+	Charge *Charge `json:"charge,omitempty"`
+}
+
+// Charge is the price of one billed tool call (a paid API request), which
+// the agent adds to the session's cost: Kind names what was billed (e.g.
+// "search", "fetch"; the usage report counts calls per kind) and Price is
+// the call's price per ISO 4217 currency code ({"USD": 0.00075}), so the
+// agent can add it in the session's currency.
+type Charge struct {
+	Kind  string             `json:"kind"`
+	Price map[string]float64 `json:"price"`
 }
 
 // Output is what a tool's Execute returns on success: the content for the
@@ -144,6 +161,9 @@ type Output struct {
 	Content []Content
 	Meta    json.RawMessage
 	EndTurn string
+	// Charge, when set, is what the call cost (a billed API request);
+	// the registry copies it to the Result.
+	Charge *Charge
 }
 
 // ErrorResult builds the error result for err: IsError, one text block

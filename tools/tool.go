@@ -43,6 +43,10 @@ type Access struct {
 	// (bash's dangerously_disable_sandbox); the permission check asks for
 	// it in every mode but bypassPermissions, whatever was remembered.
 	Unsandboxed bool
+	// Host is the network host a ClassNetwork call sends its request to
+	// (a URL's host name, lower case, without the port): the permission
+	// check asks and remembers per host. "" for calls that reach none.
+	Host string
 }
 
 // Class is what a tool's calls can change, as the permission policy
@@ -75,6 +79,12 @@ const (
 	// policy judges the Access.Command text (remembered prefixes,
 	// redirections outside the cwd). Refused in plan mode.
 	ClassExecute
+	// ClassNetwork calls send a request to a host on the network
+	// (Access.Host), which can carry data out of the project: asked per
+	// host in default mode ("always" covers that host), unasked in
+	// acceptEdits and plan only for a host already allowed (refused in
+	// plan otherwise), unasked in bypassPermissions.
+	ClassNetwork
 )
 
 // String returns the class's name as the constants spell it without the
@@ -91,6 +101,8 @@ func (c Class) String() string {
 		return "Edit"
 	case ClassExecute:
 		return "Execute"
+	case ClassNetwork:
+		return "Network"
 	}
 	return fmt.Sprintf("Class(%d)", int(c))
 }

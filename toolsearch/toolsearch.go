@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -170,7 +171,9 @@ func (m resultMeta) marshal() json.RawMessage {
 
 // presentResult is the result card of both tools: the text in a code
 // block (paths and lines are not Markdown) and the files it names as
-// locations. Errors keep the generic fallback.
+// locations. Errors keep the generic fallback. A logged location without
+// a usable path (a damaged or foreign Meta) or with a negative line is
+// left out: the editor could not follow it.
 func presentResult(r tools.ResultInput) tools.ToolResultView {
 	if r.IsError {
 		return nil
@@ -179,8 +182,11 @@ func presentResult(r tools.ResultInput) tools.ToolResultView {
 	if len(r.Meta) > 0 {
 		_ = json.Unmarshal(r.Meta, &m)
 	}
+	locs := slices.DeleteFunc(m.Locations, func(l tools.FileLocation) bool {
+		return l.Path == "" || !utf8.ValidString(l.Path) || l.Line < 0
+	})
 	text := tools.JoinText(r.Content)
-	return tools.GenericResult{Content: []tools.Content{tools.Text(tools.CodeFence("", text))}, Locations: m.Locations}
+	return tools.GenericResult{Content: []tools.Content{tools.Text(tools.CodeFence("", text))}, Locations: locs}
 }
 
 // location is where a result card links for one file: nil when the path

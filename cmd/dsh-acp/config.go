@@ -79,8 +79,16 @@ type config struct {
 	Titles bool
 	// CompactAt is --compact-threshold as a fraction (0: off).
 	CompactAt float64
+	// PromptQueue is --prompt-queue: prompts a session holds waiting
+	// behind its running turn.
+	PromptQueue int
 	// CommandsDir is the user's slash command folder.
 	CommandsDir string
+	// WebSearchURL and WebFetchURL override the Search and Fetch API
+	// endpoints ("" when not given); WebAllowPrivate lets web_fetch
+	// reach loopback and private addresses.
+	WebSearchURL, WebFetchURL string
+	WebAllowPrivate           bool
 	// keySeen, when set, is told each key the model client is about to
 	// send (main: the trace's redactor learns a key a login stored while
 	// the agent runs).
@@ -101,6 +109,8 @@ func modeList() string {
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
 	titles, compactAt, subagentDepth                                                                        *string
+	promptQueue                                                                                             *string
+	webAllowPrivate                                                                                         *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -121,6 +131,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
+	v.promptQueue = fs.String("prompt-queue", get("DSH_PROMPT_QUEUE", "8"), "prompts a session holds while its turn runs: the turn ends at its next step and they run in order, one turn each; one more is refused (env DSH_PROMPT_QUEUE)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
 	fs.StringVar(&c.Thinking, "thinking", get("DSH_THINKING", ""), "offer the thinking selector (DeepSeek's thinking fields) also on another endpoint, and start sessions at this level: "+strings.Join(server.ThinkingLevels(), ", ")+" (default on DeepSeek's API: on; env DSH_THINKING)")
 	v.contextWindow = fs.String("context-window", get("DSH_CONTEXT_WINDOW", ""), "context window in tokens of a model the endpoint's list and the known models do not describe (default 128000; env DSH_CONTEXT_WINDOW)")
@@ -128,6 +139,9 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input, comma-separated, or * for every model; prompts may carry images only for them (default none: DeepSeek's API takes text only; env DSH_MODEL_IMAGES)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
 	v.subagentDepth = fs.String("subagent-depth", get("DSH_SUBAGENT_DEPTH", "1"), "how deep subagents may nest: 1, children only; 2, children may start their own; ... (env DSH_SUBAGENT_DEPTH)")
+	fs.StringVar(&c.WebSearchURL, "web-search-url", get("DSH_WEB_SEARCH_URL", ""), "web_search's endpoint, a DeepSeek-compatible Search API (default on DeepSeek's API: {origin}/v1/tools/search; none elsewhere, and no web_search; env DSH_WEB_SEARCH_URL)")
+	fs.StringVar(&c.WebFetchURL, "web-fetch-url", get("DSH_WEB_FETCH_URL", ""), "web_fetch's endpoint, a DeepSeek-compatible Fetch API (default on DeepSeek's API: {origin}/v1/tools/fetch; elsewhere web_fetch reads pages itself; env DSH_WEB_FETCH_URL)")
+	v.webAllowPrivate = fs.String("web-allow-private", get("DSH_WEB_ALLOW_PRIVATE", "0"), "1: web_fetch may reach loopback, private and link-local addresses (refused by default; env DSH_WEB_ALLOW_PRIVATE)")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and whether the sandbox is active, and exit (also: dsh-acp version)")
 	return v
 }
@@ -241,6 +255,12 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		return c, fmt.Errorf("--compact-threshold (or DSH_COMPACT_THRESHOLD) must be a percentage from 0 (off) to 100, got %q", *compactAt)
 	}
 	c.CompactAt = float64(pct) / 100
+	if c.PromptQueue, err = strconv.Atoi(*v.promptQueue); err != nil || c.PromptQueue < 1 {
+		return c, fmt.Errorf("--prompt-queue (or DSH_PROMPT_QUEUE) must be a positive integer, got %q", *v.promptQueue)
+	}
+	if err := parseWeb(&c, *v.webAllowPrivate); err != nil {
+		return c, err
+	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
 	}

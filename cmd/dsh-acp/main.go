@@ -148,6 +148,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		// A recording replays its children in the order they ran.
 		SubagentsSequential: cfg.Replay != "",
 		SubagentDepth:       cfg.SubagentDepth,
+		PromptQueue:         cfg.PromptQueue,
+		Web:                 webConfig(cfg, log),
 	}
 	// A replay answers no /models: the selector lists the configured
 	// and known models.

@@ -52,6 +52,9 @@ func TestFixtures(t *testing.T) {
 // TestRepository runs the analyzer over every package of this module,
 // tests included: no finding, and the switches that matter were seen.
 func TestRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loading and type-checking the whole module takes tens of seconds; CI runs it (and .ci/run runs the analyzer itself)")
+	}
 	root := acptest.RepoRoot(t)
 	cfg := &packages.Config{Mode: packages.LoadSyntax, Dir: root, Tests: true}
 	pkgs, err := packages.Load(cfg, "./...")

@@ -61,6 +61,9 @@ var rules = map[string]rule{
 	"toolsearch": {ours: toolDeps},
 	// The subagent tools: a runner the bridge gives each session.
 	"toolsub": {ours: toolDeps},
+	// The web tools: the tools layer; HTML to Markdown with
+	// JohannesKaufmann/html-to-markdown over golang.org/x/net/html.
+	"toolweb": {ours: []string{"tools"}, external: []string{"github.com/JohannesKaufmann/html-to-markdown/v2", "golang.org/x/net"}},
 	// Slash commands: the built-ins' prompts and the user's command
 	// files; the bridge offers and runs them.
 	"slash":   {ours: []string{"tools"}, external: []string{}},
