@@ -19,7 +19,10 @@ type ClientCapabilities struct {
 	Session     *ClientSessionCapabilities `json:"session,omitempty"`
 	Auth        *AuthCapabilities          `json:"auth,omitempty"`
 	Elicitation *ElicitationCapabilities   `json:"elicitation,omitempty"`
-	Meta        Meta                       `json:"_meta,omitempty"`
+	// Subagents (unstable schema) says the editor shows child sessions:
+	// subagent_update and the children's own session/updates.
+	Subagents *SubagentCapabilities `json:"subagents,omitempty"`
+	Meta      Meta                  `json:"_meta,omitempty"`
 }
 
 // TerminalOutput reports whether the editor set

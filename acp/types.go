@@ -246,11 +246,21 @@ type ToolCallLocation struct {
 }
 
 // ToolCallMeta is the `_meta` of a tool call or update as dsh-acp writes
-// it: Zed's terminal convention (acp-protocol.md §13).
+// it: Zed's terminal convention (acp-protocol.md §13), and on a subagent
+// tool's card Zed's subagent_session_info naming the child it started.
 type ToolCallMeta struct {
-	TerminalInfo   *TerminalInfo   `json:"terminal_info,omitempty"`
-	TerminalOutput *TerminalOutput `json:"terminal_output,omitempty"`
-	TerminalExit   *TerminalExit   `json:"terminal_exit,omitempty"`
+	TerminalInfo        *TerminalInfo        `json:"terminal_info,omitempty"`
+	TerminalOutput      *TerminalOutput      `json:"terminal_output,omitempty"`
+	TerminalExit        *TerminalExit        `json:"terminal_exit,omitempty"`
+	SubagentSessionInfo *SubagentSessionInfo `json:"subagent_session_info,omitempty"`
+}
+
+// SubagentSessionInfo names the child session a tool call started, in
+// Zed's shape: SessionID, and MessageStartIndex, the index of the child's
+// first entry this call's run shows (0: a child runs one turn).
+type SubagentSessionInfo struct {
+	SessionID         string `json:"session_id"`
+	MessageStartIndex int    `json:"message_start_index"`
 }
 
 // TerminalInfo creates a display-only terminal in Zed; sent once, on the

@@ -30,7 +30,8 @@ const (
 // value (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCall,
 // ToolCallUpdate, Plan, AvailableCommandsUpdate, CurrentModeUpdate,
 // ConfigOptionUpdate, SessionInfoUpdate, UsageUpdate, Notice,
-// CompactionUpdate, CompactionSummaryChunk).
+// CompactionUpdate, CompactionSummaryChunk; and SubagentUpdate, of the
+// unstable schema).
 //
 // A variant is the schema type of its kind's fields (ContentChunk,
 // ToolCall, ToolCallUpdate, ...): encoded alone it has no
@@ -307,6 +308,9 @@ func UnmarshalUpdate(data []byte) (Update, error) {
 		return nil, fmt.Errorf("acp: session update without sessionUpdate")
 	}
 	dec := updateDecoders[*probe.Kind]
+	if dec == nil {
+		dec = unstableUpdateDecoders[*probe.Kind]
+	}
 	if dec == nil {
 		return nil, fmt.Errorf("acp: unknown session update kind %q", *probe.Kind)
 	}

@@ -134,6 +134,8 @@ type Session struct {
 	// hits so far (session.CacheTokens), continued from the store's last
 	// usage event.
 	cachePrompt, cacheHit int64
+	// hidden are the tools the model is not told about (Hide).
+	hidden map[string]bool
 	// pending are the charges of tool calls (tools.Charge) not yet added
 	// to cost: the next usage event adds them.
 	pending []tools.Charge
@@ -425,6 +427,9 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
+		if !t.s.shown(sc.Name) {
+			continue
+		}
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
 	}
 	ids := map[int]string{}

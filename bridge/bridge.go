@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/slash"
 	"github.com/dsh-acp/dsh-acp/tools"
+	"github.com/dsh-acp/dsh-acp/toolsub"
 )
 
 // Config configures a Bridge.
@@ -105,6 +106,11 @@ type Config struct {
 	// (balance.go).
 	Balance    func(context.Context) ([]llm.Balance, error)
 	LowBalance map[string]float64
+	// SubagentParallel bounds the children (subagent tools) of one
+	// session running at once; 0 means DefaultSubagentParallel.
+	// SubagentDepth is how deep children may nest; 0 means
+	// DefaultSubagentDepth (children, no grandchildren).
+	SubagentParallel, SubagentDepth int
 	// PromptQueue is how many prompts a session holds waiting behind its
 	// running turn (queue.go); <= 0 means DefaultPromptQueue.
 	PromptQueue int
@@ -126,6 +132,7 @@ type Bridge struct {
 	mcp   mcpState      // the MCP servers of the sessions (mcp.go)
 	auth  authState     // the auth status the editor last heard (authstatus.go)
 	prov  providerState // what providers/set told (providers.go)
+	subs  subagentState // the children of the sessions (subagent.go)
 
 	watch     sync.Once     // the model list watcher (config.go)
 	closed    chan struct{} // closed by Close
@@ -256,6 +263,9 @@ func (b *Bridge) SetClient(c acp.Client) { b.client = c }
 func (b *Bridge) Cancel(_ context.Context, p acp.CancelNotification) error {
 	if s := b.session(p.SessionID); s != nil {
 		s.cancelTurn()
+	} else if c := b.subs.get(p.SessionID); c != nil {
+		// A child's cancel (its capabilities.cancel): that child only.
+		c.cancelRun()
 	}
 	return nil
 }
@@ -386,6 +396,7 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}
 	s.agent = agent.NewSession(store, ts)
+	toolsub.SetRunner(ts, b.newSubRunner(s))
 	b.applyConfig(s, b.defaultConfig())
 	return s
 }
@@ -426,10 +437,11 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 	delete(b.sessions, p.SessionID)
 	b.mu.Unlock()
 	if s == nil {
-		return acp.CloseSessionResponse{}, unknownSession(p.SessionID)
+		return acp.CloseSessionResponse{}, b.unknownSession(p.SessionID)
 	}
 	s.cancelTurn()
 	s.cancelTitle()
+	b.subs.forget(s.id)
 	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
 	return acp.CloseSessionResponse{}, nil
@@ -439,6 +451,9 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 // lockedError when another process holds its log (it is open there),
 // else unknownSession.
 func (b *Bridge) notHere(id string) error {
+	if c := b.subs.get(id); c != nil {
+		return childError(c)
+	}
 	if b.cfg.StateDir != "" {
 		if path, err := session.Find(b.cfg.StateDir, id); err == nil {
 			if pid, held := session.Holder(path); held {

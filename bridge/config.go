@@ -26,6 +26,12 @@ const (
 	// ConfigMode selects the permission mode (category mode), the same
 	// state as `modes` and session/set_mode.
 	ConfigMode = "mode"
+	// ConfigSubagentModel selects the model of the session's children
+	// (the subagent tools), listed after the model option and in no
+	// category: editors take the model category for their model picker.
+	// SubagentModelSame, its first value, is the session's own model.
+	ConfigSubagentModel = "subagent_model"
+	SubagentModelSame   = "same"
 )
 
 // ThinkingLevel is one value of the thinking option and the request
@@ -101,6 +107,9 @@ type sessionConfig struct {
 	thinking string // a ThinkingLevels id; "" when the option is not offered
 	// system is the editor's system prompt (sysprompt.go; zero: none).
 	system agent.ClientPrompt
+	// subagentModel is the model of the session's children; "" is the
+	// session's own (subagent.go).
+	subagentModel string
 	// answered: the editor has the session (its session/new or
 	// session/load answer was written), so updates may name it.
 	answered bool
@@ -114,6 +123,8 @@ type sessionConfig struct {
 type configState struct {
 	Model, Thinking, Mode string
 	System                agent.ClientPrompt
+	// SubagentModel is the children's model, "" for the session's.
+	SubagentModel string
 }
 
 // defaultConfig is what a new session starts with.
@@ -153,6 +164,8 @@ func restoredConfig(events []session.Event, def configState) configState {
 				if id, ok := CanonicalThinking(d.Value); def.Thinking != "" && ok {
 					v.Thinking = id
 				}
+			case ConfigSubagentModel:
+				v.SubagentModel = strings.TrimSpace(d.Value)
 			}
 		default:
 			// The other events set no option: the model, thinking level
@@ -166,7 +179,7 @@ func restoredConfig(events []session.Event, def configState) configState {
 // logged: v is where the session starts or was restored to).
 func (b *Bridge) applyConfig(s *liveSession, v configState) {
 	s.cfg.mu.Lock()
-	s.cfg.model, s.cfg.thinking, s.cfg.system = v.Model, v.Thinking, v.System
+	s.cfg.model, s.cfg.thinking, s.cfg.system, s.cfg.subagentModel = v.Model, v.Thinking, v.System, v.SubagentModel
 	s.cfg.mu.Unlock()
 	s.perm.setMode(v.Mode)
 	b.applySettings(s)
@@ -188,7 +201,7 @@ func (b *Bridge) applySettings(s *liveSession) {
 func (s *liveSession) configOf() configState {
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()
-	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode(), System: s.cfg.system}
+	return configState{Model: s.cfg.model, Thinking: s.cfg.thinking, Mode: s.perm.currentMode(), System: s.cfg.system, SubagentModel: s.cfg.subagentModel}
 }
 
 // modelChoices are the model option's values: the endpoint's list when
@@ -232,7 +245,7 @@ func (b *Bridge) configOptions(s *liveSession) ([]acp.SessionConfigOption, bool)
 		ID: ConfigModel, Name: "Model", Description: "The model that answers from the next request on",
 		Category: acp.CategoryModel,
 		Select:   &acp.SessionConfigSelect{CurrentValue: v.Model, Options: models},
-	}}
+	}, subagentModelOption(v, b.subagentChoices(v))}
 	if b.cfg.Thinking {
 		levels := make([]acp.SessionConfigSelectOption, 0, len(ThinkingLevels))
 		for _, l := range ThinkingLevels {
@@ -350,9 +363,9 @@ func (b *Bridge) sendUpdate(s *liveSession, u acp.Update) {
 func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return acp.SetSessionConfigOptionResponse{}, unknownSession(p.SessionID)
+		return acp.SetSessionConfigOptionResponse{}, b.unknownSession(p.SessionID)
 	}
-	ids := []string{ConfigModel}
+	ids := []string{ConfigModel, ConfigSubagentModel}
 	if b.cfg.Thinking {
 		ids = append(ids, ConfigThinking)
 	}
@@ -379,7 +392,7 @@ func (b *Bridge) SetSessionConfigOption(ctx context.Context, p acp.SetSessionCon
 		return acp.SetSessionConfigOptionResponse{}, acp.InvalidParams("Invalid params: %q is not a value of config option %q; the values are %s", p.ValueID, p.ConfigID, quoteList(valid, 20))
 	}
 	switch p.ConfigID {
-	case ConfigModel, ConfigThinking:
+	case ConfigModel, ConfigThinking, ConfigSubagentModel:
 		b.setConfig(s, p.ConfigID, p.ValueID)
 	case ConfigMode:
 		if b.changeMode(s, p.ValueID) {
@@ -402,6 +415,11 @@ func (b *Bridge) setConfig(s *liveSession, id, value string) {
 		changed, s.cfg.model = s.cfg.model != value, value
 	case ConfigThinking:
 		changed, s.cfg.thinking = s.cfg.thinking != value, value
+	case ConfigSubagentModel:
+		if value == SubagentModelSame {
+			value = ""
+		}
+		changed, s.cfg.subagentModel = s.cfg.subagentModel != value, value
 	}
 	s.cfg.mu.Unlock()
 	if !changed {
@@ -437,7 +455,7 @@ func (b *Bridge) flushConfig(s *liveSession) {
 func (b *Bridge) SetMode(sessionID, mode string) error {
 	s := b.session(sessionID)
 	if s == nil {
-		return unknownSession(sessionID)
+		return b.unknownSession(sessionID)
 	}
 	if !permission.ValidMode(mode) {
 		return acp.InvalidParams("Invalid params: unknown mode %q", mode)

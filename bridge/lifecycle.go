@@ -145,7 +145,7 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 	}
 	if b.cfg.StateDir == "" {
 		if s == nil {
-			return acp.DeleteSessionResponse{}, unknownSession(p.SessionID)
+			return acp.DeleteSessionResponse{}, b.unknownSession(p.SessionID)
 		}
 		return acp.DeleteSessionResponse{}, nil
 	}
@@ -153,7 +153,7 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		if s == nil {
-			return acp.DeleteSessionResponse{}, unknownSession(p.SessionID)
+			return acp.DeleteSessionResponse{}, b.unknownSession(p.SessionID)
 		}
 		return acp.DeleteSessionResponse{}, nil // never logged: nothing on disk
 	case err != nil:
@@ -287,11 +287,11 @@ func forkMessageID(meta acp.Meta) (string, error) {
 // changed: a log a crash left open is closed in the copy only).
 func (b *Bridge) readLogged(id, cwd string) ([]session.Event, error) {
 	if b.cfg.StateDir == "" {
-		return nil, unknownSession(id)
+		return nil, b.unknownSession(id)
 	}
 	path, err := session.Find(b.cfg.StateDir, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, unknownSession(id)
+		return nil, b.unknownSession(id)
 	}
 	if err != nil {
 		return nil, logError(id, "LOG_UNREADABLE", err)

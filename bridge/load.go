@@ -214,11 +214,11 @@ type logged struct {
 // the rest on first need).
 func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
 	if b.cfg.StateDir == "" {
-		return logged{}, unknownSession(id)
+		return logged{}, b.unknownSession(id)
 	}
 	path, err := session.Find(b.cfg.StateDir, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return logged{}, unknownSession(id)
+		return logged{}, b.unknownSession(id)
 	}
 	if err != nil {
 		return logged{}, logError(id, "LOG_UNREADABLE", err)
@@ -300,15 +300,23 @@ func logError(id, reason string, err error) error {
 // presenter with s's capability snapshot: user messages, thoughts and
 // messages, every tool call as one tool_call and its final update (an
 // MCP tool's from its logged definition: see replayLookup), plans,
-// titles. It stops when ctx ends or a write fails.
+// titles; and the children logged with it (childReplay). It stops when
+// ctx ends or a write fails.
 func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Event) error {
 	v := s.view
 	v.Replay = true
 	lookup := newReplayLookup(b.cfg.Tools, events)
 	p := present.NewPresenter(v, lookup)
+	kids := b.newChildReplay(s, v)
 	for i, ev := range events {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if d, ok := ev.Data.(session.Subagent); ok {
+			if err := kids.event(ctx, d); err != nil {
+				return err
+			}
+			continue
 		}
 		lookup.next(ev)
 		for _, u := range p.Updates(ev) {
@@ -317,7 +325,7 @@ func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Ev
 			}
 		}
 	}
-	return nil
+	return kids.finish(ctx)
 }
 
 // restoreRules puts the remembered permission answers logged in events

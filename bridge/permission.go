@@ -176,7 +176,16 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		// The title is the full URL; say what an "always" covers.
 		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
 	}
-	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: p.s.id, ToolCall: card, Options: permissionOptions})
+	// A subagent's call asks on the child's session (or names the child
+	// on the parent's) and a cancel there ends that child only.
+	sid, cancelTurn, answered := p.s.id, p.s.cancelTurn, func() {}
+	if child := childOf(ex.Session); child != nil {
+		var wait func() func()
+		sid, wait = child.permTarget(&card)
+		cancelTurn, answered = child.cancelRun, wait()
+	}
+	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: permissionOptions})
+	answered()
 	if out.covered {
 		// Another request's "always" answer covered this call and
 		// withdrew it from the editor.
@@ -192,7 +201,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("permission request failed; treating it as cancelled", "err", err)
 		}
-		p.s.cancelTurn()
+		cancelTurn()
 		return tools.ErrorResult(ex.CallID, errors.New("cancelled by the user"))
 	}
 	switch res.Outcome.OptionID {
@@ -279,7 +288,7 @@ func modeState(current string) *acp.SessionModeState {
 func (b *Bridge) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	s := b.session(p.SessionID)
 	if s == nil {
-		return acp.SetSessionModeResponse{}, unknownSession(p.SessionID)
+		return acp.SetSessionModeResponse{}, b.unknownSession(p.SessionID)
 	}
 	if !permission.ValidMode(p.ModeID) {
 		return acp.SetSessionModeResponse{}, acp.InvalidParams("Invalid params: unknown mode %q", p.ModeID)

@@ -273,11 +273,11 @@ func (b *Bridge) titleLive(s *liveSession, ev session.Title) (acp.SetSessionTitl
 // -32002 when it has none.
 func (b *Bridge) findLog(id string) (string, error) {
 	if b.cfg.StateDir == "" {
-		return "", unknownSession(id)
+		return "", b.unknownSession(id)
 	}
 	path, err := session.Find(b.cfg.StateDir, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return "", unknownSession(id)
+		return "", b.unknownSession(id)
 	}
 	if err != nil {
 		return "", logError(id, "LOG_UNREADABLE", err)

@@ -170,6 +170,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID, Status: acp.StatusInProgress}}
 	case session.ToolProgress:
 		return p.progress(d)
+	case session.Subagent:
+		// A child's events go on the child's own session id (the bridge
+		// presents them with a presenter of the child's), never here.
+		return nil
 	case session.Plan:
 		entries := make([]acp.PlanEntry, 0, len(d.Entries))
 		for _, e := range d.Entries {

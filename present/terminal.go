@@ -111,10 +111,14 @@ func (p *Presenter) terminalMeta(callID, cwd string) *acp.ToolCallMeta {
 
 // progress forwards a terminal tool's report: output and notes as they
 // come to a live terminal, else a snapshot of the output's tail (and the
-// notes so far) with every report.
+// notes so far) with every report. A report's Card text replaces the
+// content of a card that is not a terminal.
 func (p *Presenter) progress(d session.ToolProgress) []acp.Update {
 	c := p.calls[d.CallID]
 	out, note := d.Progress.Output, d.Progress.Note
+	if c != nil && !c.terminal && d.Progress.Card != "" {
+		return []acp.Update{acp.ToolCallUpdate{ToolCallID: d.CallID, Content: []acp.ToolCallContent{acp.TextContent(d.Progress.Card)}}}
+	}
 	if c == nil || !c.terminal || (out == "" && note == "") {
 		return nil
 	}

@@ -185,8 +185,8 @@ func TestModelOptionFromModelsList(t *testing.T) {
 	h := newHarness(t, withEndpoint(e, nil))
 	sid, raw := newSession(t, h)
 	opts := optionsOf(t, raw)
-	if ids := []string{opts[0].ID, opts[1].ID}; len(opts) != 2 || !reflect.DeepEqual(ids, []string{"model", "mode"}) {
-		t.Fatalf("options %s, want model and mode only (no thinking on this endpoint)", raw)
+	if len(opts) != 3 || !reflect.DeepEqual([]string{opts[0].ID, opts[1].ID, opts[2].ID}, []string{"model", "subagent_model", "mode"}) {
+		t.Fatalf("options %s, want model, subagent_model and mode only (no thinking on this endpoint)", raw)
 	}
 	model := opts[0]
 	if model.Category != acp.CategoryModel || model.Select.CurrentValue != "deepseek-chat" ||
@@ -200,7 +200,7 @@ func TestModelOptionFromModelsList(t *testing.T) {
 		t.Fatalf("prompt: %q, %v", stop, err)
 	}
 	after := optionsOf(t, setOption(t, h, sid, "model", "beta-2"))
-	if m, _ := option(after, "model"); m.Select.CurrentValue != "beta-2" || len(after) != 2 {
+	if m, _ := option(after, "model"); m.Select.CurrentValue != "beta-2" || len(after) != 3 {
 		t.Errorf("set_config_option answer %+v", after)
 	}
 	if stop, err := h.prompt(sid, "second"); err != nil || stop != acp.StopEndTurn {
@@ -287,7 +287,7 @@ func TestThinkingRequestFields(t *testing.T) {
 	h2 := newHarness(t, withEndpoint(plain, nil))
 	sid2, _ := newSession(t, h2)
 	if code, msg := rpcError(t, h2, "session/set_config_option", map[string]any{"sessionId": sid2, "configId": "thinking", "value": "max"}); code != acp.CodeInvalidParams ||
-		!strings.Contains(msg, `"model", "mode"`) {
+		!strings.Contains(msg, `"model", "subagent_model", "mode"`) {
 		t.Errorf("thinking where not offered: %d %q", code, msg)
 	}
 	if _, err := h2.prompt(sid2, "go"); err != nil {
@@ -314,7 +314,7 @@ func TestConfigOptionErrors(t *testing.T) {
 		code   int
 		says   []string
 	}{
-		{map[string]any{"sessionId": sid, "configId": "colour", "value": "red"}, acp.CodeInvalidParams, []string{`"colour"`, `"model", "thinking", "mode"`}},
+		{map[string]any{"sessionId": sid, "configId": "colour", "value": "red"}, acp.CodeInvalidParams, []string{`"colour"`, `"model", "subagent_model", "thinking", "mode"`}},
 		{map[string]any{"sessionId": sid, "configId": "model", "value": "omega"}, acp.CodeInvalidParams, []string{`"omega"`, `"alpha-1", "beta-2", "gamma-3", "deepseek-chat"`}},
 		{map[string]any{"sessionId": sid, "configId": "thinking", "value": "ultra"}, acp.CodeInvalidParams, []string{`"off", "low", "high", "max"`}},
 		{map[string]any{"sessionId": sid, "configId": "mode", "value": "yolo"}, acp.CodeInvalidParams, []string{`"default", "acceptEdits", "plan", "bypassPermissions"`}},
@@ -416,7 +416,7 @@ func TestModeSurfacesInSync(t *testing.T) {
 	if err := json.Unmarshal(lines[1].update, &cu); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := option(cu.ConfigOptions, "mode"); m.Select.CurrentValue != "plan" || len(cu.ConfigOptions) != 2 {
+	if m, _ := option(cu.ConfigOptions, "mode"); m.Select.CurrentValue != "plan" || len(cu.ConfigOptions) != 3 {
 		t.Errorf("config_option_update after set_mode: %s", lines[1].update)
 	}
 

@@ -141,6 +141,8 @@ func TestDefaultToolFacts(t *testing.T) {
 		{"ask_user", tools.ClassAgentState, false},
 		{"grep", tools.ClassReadOnly, true},
 		{"glob", tools.ClassReadOnly, true},
+		{"subagent", tools.ClassAgentState, true},
+		{"subagent_fork", tools.ClassAgentState, true},
 		{"peek", tools.ClassReadOnly, true},
 	}
 	var names []string

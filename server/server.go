@@ -1,6 +1,6 @@
 // Package server assembles the agent the way the binary runs it: a tools
 // registry with the default tools (toolfs, toolbash, tooltodo, toolask,
-// toolsearch) and any extra ones, the bridge's permission step in the
+// toolsearch, toolsub) and any extra ones, the bridge's permission step in the
 // execute chain, the agent loop and the ACP bridge, all from one Options
 // value. cmd/dsh-acp turns flags and environment into Options; the
 // end-to-end tests build the same server in-process.
@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/toolfs"
 	"github.com/dsh-acp/dsh-acp/tools"
 	"github.com/dsh-acp/dsh-acp/toolsearch"
+	"github.com/dsh-acp/dsh-acp/toolsub"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
 	"github.com/dsh-acp/dsh-acp/toolweb"
 )
@@ -133,12 +134,22 @@ type Options struct {
 	// currency code, e.g. {"USD": 1, "CNY": 5}; empty: never).
 	Balance    func(context.Context) ([]llm.Balance, error)
 	LowBalance map[string]float64
+	// SubagentsSequential makes the calls of the subagent tools run one
+	// at a time, in the model's order (under --replay, so that a
+	// recording replays the same way every time); else the calls of one
+	// response run at once, at most SubagentParallel of a session (0:
+	// bridge.DefaultSubagentParallel, 4). SubagentDepth is how deep
+	// children may nest (0: bridge.DefaultSubagentDepth, 1: no
+	// grandchildren).
+	SubagentsSequential             bool
+	SubagentParallel, SubagentDepth int
 	// PromptQueue is how many prompts a session holds waiting behind its
 	// running turn (--prompt-queue); <= 0 means bridge.DefaultPromptQueue
 	// (8).
 	PromptQueue int
 	// Tools are registered after the default tools (read, write, edit,
-	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob), in
+	// bash, bash_output, bash_kill, todo_write, ask_user, grep, glob,
+	// subagent, subagent_fork), in
 	// this order. Each tool states its own permission class and
 	// concurrency safety (tools.Tool Class, ConcurrencySafe); nothing
 	// else needs to know it. A tool that fails to register (a name
@@ -221,6 +232,7 @@ func New(o Options) (*Server, error) {
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)
+	all = append(all, toolsub.Tools(toolsub.Options{Sequential: o.SubagentsSequential})...)
 	if o.Web != nil {
 		all = append(all, toolweb.Tools(*o.Web)...)
 	}
@@ -270,6 +282,8 @@ func New(o Options) (*Server, error) {
 		OffersImages:     offersImages(meter, o),
 		Balance:          o.Balance,
 		LowBalance:       o.LowBalance,
+		SubagentParallel: o.SubagentParallel,
+		SubagentDepth:    o.SubagentDepth,
 		PromptQueue:      o.PromptQueue,
 	})
 	// The permission step comes first: every call the agent makes passes

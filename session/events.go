@@ -17,8 +17,8 @@ import (
 // (e.g. "turn/start"); Transient reports whether it only serves live
 // streaming and is never logged (chunks, progress, early tool cards).
 //
-// The set is closed (sealed by isData): the types of this file, always
-// used as values, one per event type.
+// The set is closed (sealed by isData): the types of this file and
+// Subagent, always used as values, one per event type.
 type Data interface {
 	EventType() string
 	Transient() bool
@@ -537,6 +537,7 @@ var decoders = map[string]func(json.RawMessage) (Data, error){
 	"context/compaction":       decode[Compaction],
 	"context/compaction-start": decode[CompactionStart],
 	"context/compaction-chunk": decode[CompactionChunk],
+	"subagent/event":           decode[Subagent],
 }
 
 // decode reads the payload of an event of type D, as a D value.

@@ -17,6 +17,10 @@ type Progress struct {
 	Output string
 	Note   string
 	Plan   []PlanEntry
+	// Card, when set, is the whole text of a card that is not a
+	// terminal so far (a subagent's calls, one line each): it replaces
+	// the card's content.
+	Card string
 }
 
 // PlanEntry is one todo item. Status is "pending", "in_progress" or

@@ -36,6 +36,7 @@ type config struct {
 	Model            string
 	APIKey           string
 	MaxSteps         int
+	SubagentDepth    int // how deep subagents may nest (--subagent-depth)
 	Mode             string
 	Replay           string
 	Record           string
@@ -115,7 +116,7 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt, provider, lowBalance                                                                 *string
+	titles, compactAt, provider, lowBalance, subagentDepth                                                  *string
 	promptQueue                                                                                             *string
 	webAllowPrivate                                                                                         *string
 }
@@ -147,6 +148,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.images = fs.String("model-images", get("DSH_MODEL_IMAGES", ""), "models that take image input besides those known to (with --provider deepseek: deepseek-flash), comma-separated, or * for every model; prompts may carry images only for them (env DSH_MODEL_IMAGES)")
 	v.lowBalance = fs.String("low-balance", get("DSH_LOW_BALANCE", "1 USD, 5 CNY"), "with --provider deepseek, the account balance is read once per turn at most, in the background, and a session is told once when it is below these amounts (per currency, comma-separated; 0 or off: never read; env DSH_LOW_BALANCE)")
 	fs.StringVar(&c.Trace, "trace", get("DSH_TRACE", ""), "append every ACP message, both ways, to FILE (one JSON line each, secrets redacted), for bug reports (env DSH_TRACE)")
+	v.subagentDepth = fs.String("subagent-depth", get("DSH_SUBAGENT_DEPTH", "1"), "how deep subagents may nest: 1, children only; 2, children may start their own; ... (env DSH_SUBAGENT_DEPTH)")
 	fs.StringVar(&c.WebSearchURL, "web-search-url", get("DSH_WEB_SEARCH_URL", ""), "web_search's endpoint, a DeepSeek-compatible Search API (default on DeepSeek's API: {origin}/v1/tools/search; none elsewhere, and no web_search; env DSH_WEB_SEARCH_URL)")
 	fs.StringVar(&c.WebFetchURL, "web-fetch-url", get("DSH_WEB_FETCH_URL", ""), "web_fetch's endpoint, a DeepSeek-compatible Fetch API (default on DeepSeek's API: {origin}/v1/tools/fetch; elsewhere web_fetch reads pages itself; env DSH_WEB_FETCH_URL)")
 	v.webAllowPrivate = fs.String("web-allow-private", get("DSH_WEB_ALLOW_PRIVATE", "0"), "1: web_fetch may reach loopback, private and link-local addresses (refused by default; env DSH_WEB_ALLOW_PRIVATE)")
@@ -218,6 +220,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		return c, fmt.Errorf("--max-steps (or DSH_MAX_STEPS) must be a positive integer, got %q", *maxSteps)
 	}
 	c.MaxSteps = n
+	if c.SubagentDepth, err = strconv.Atoi(*v.subagentDepth); err != nil || c.SubagentDepth < 1 {
+		return c, fmt.Errorf("--subagent-depth (or DSH_SUBAGENT_DEPTH) must be a positive integer, got %q", *v.subagentDepth)
+	}
 	if !permission.ValidMode(c.Mode) {
 		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", modeList(), c.Mode)
 	}

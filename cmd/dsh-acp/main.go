@@ -156,8 +156,11 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Titles:          cfg.Titles,
 		CommandsDir:     cfg.CommandsDir,
 		CompactAt:       cfg.CompactAt,
-		PromptQueue:     cfg.PromptQueue,
-		Web:             webConfig(cfg, log),
+		// A recording replays its children in the order they ran.
+		SubagentsSequential: cfg.Replay != "",
+		SubagentDepth:       cfg.SubagentDepth,
+		PromptQueue:         cfg.PromptQueue,
+		Web:                 webConfig(cfg, log),
 	}
 	// Over a live endpoint the editor may route the model requests
 	// elsewhere (providers/set).

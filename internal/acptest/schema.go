@@ -126,6 +126,8 @@ type schemaSet struct {
 	// response to a client request: the $defs name of its params or
 	// result, by method (from x-method and x-side).
 	requests, notifications, responses map[string]string
+	// kinds are the sessionUpdate values of its SessionUpdate type.
+	kinds map[string]bool
 }
 
 var (
@@ -178,6 +180,7 @@ func compile(path string) (*schemaSet, error) {
 		return nil, fmt.Errorf("compiling %s: %w", path, err)
 	}
 	defs, _ := doc.(map[string]any)["$defs"].(map[string]any)
+	s.kinds = updateKinds(defs)
 	for name, d := range defs {
 		m, _ := d.(map[string]any)
 		method, _ := m["x-method"].(string)
@@ -242,6 +245,17 @@ func (v *Validator) Validate(line []byte, method string) error {
 			set, def, known = un, d, true
 		}
 	}
+	if kind := updateKind(m); isCall && name == "session/update" && gatedKinds[kind] && !set.kinds[kind] {
+		// A kind only the unstable schema has that the agent sends only
+		// to a client advertising it: checked against that schema.
+		un, err := v.unstable()
+		if err != nil {
+			return fmt.Errorf("acptest: %w", err)
+		}
+		if un.kinds[kind] {
+			set, def = un, un.notifications[name]
+		}
+	}
 	if err := set.root.Validate(inst); err != nil {
 		return fmt.Errorf("not an ACP message (%s): %w", set.file, err)
 	}
@@ -302,6 +316,37 @@ func (v *Validator) unstableFields(set *schemaSet, def string, result any) error
 		}
 	}
 	return nil
+}
+
+// gatedKinds are the session/update kinds of the unstable schema only
+// that the agent sends, each only to a client whose capabilities ask for
+// it (subagent_update: clientCapabilities.subagents). Any other
+// unstable-only kind on session/update is an error.
+var gatedKinds = map[string]bool{"subagent_update": true}
+
+// updateKinds reads the sessionUpdate values of a schema's
+// SessionUpdate type.
+func updateKinds(defs map[string]any) map[string]bool {
+	kinds := map[string]bool{}
+	su, _ := defs["SessionUpdate"].(map[string]any)
+	variants, _ := su["oneOf"].([]any)
+	for _, v := range variants {
+		props, _ := v.(map[string]any)["properties"].(map[string]any)
+		k, _ := props["sessionUpdate"].(map[string]any)
+		if c, ok := k["const"].(string); ok {
+			kinds[c] = true
+		}
+	}
+	return kinds
+}
+
+// updateKind is the sessionUpdate value of a session/update message, ""
+// for any other.
+func updateKind(m map[string]any) string {
+	params, _ := m["params"].(map[string]any)
+	u, _ := params["update"].(map[string]any)
+	k, _ := u["sessionUpdate"].(string)
+	return k
 }
 
 // ValidateTranscript validates every agent line of a transcript, pairing

@@ -33,6 +33,8 @@ func TestValidatorStableAndUnstable(t *testing.T) {
 	}{
 		{"stable update", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, "", ""},
 		{"unstable update kind on a stable method", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":` + planUpdate + `}}`, "", "SessionNotification (schema.json)"},
+		{"gated unstable update kind", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"idle","stopReason":"end_turn"}}}}`, "", ""},
+		{"bad gated unstable update", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","title":"no id"}}}`, "", "SessionNotification (schema.unstable.json)"},
 		{"stable response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`, "session/prompt", ""},
 		{"bad stable response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"done"}}`, "session/prompt", "PromptResponse (schema.json)"},
 		{"stable response with the unstable usage", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":1,"outputTokens":2,"cachedReadTokens":0}}}`, "session/prompt", ""},

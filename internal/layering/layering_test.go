@@ -59,6 +59,8 @@ var rules = map[string]rule{
 	// MCP servers' tools: the tools layer and the official MCP SDK.
 	"toolmcp":    {ours: []string{"tools"}, external: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"toolsearch": {ours: toolDeps},
+	// The subagent tools: a runner the bridge gives each session.
+	"toolsub": {ours: toolDeps},
 	// The web tools: the tools layer; HTML to Markdown with
 	// JohannesKaufmann/html-to-markdown over golang.org/x/net/html.
 	"toolweb": {ours: []string{"tools"}, external: []string{"github.com/JohannesKaufmann/html-to-markdown/v2", "golang.org/x/net"}},
@@ -73,7 +75,7 @@ var rules = map[string]rule{
 	// the request's thinking fields (llm's model facts, a leaf package);
 	// it starts the MCP servers the editor names for a session (toolmcp),
 	// as the ACP request gives them.
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash"}},
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash", "toolsub"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
