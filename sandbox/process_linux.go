@@ -198,6 +198,9 @@ var startedHook func()
 func startRegistered(p *Process) error {
 	startedMu.RLock()
 	defer startedMu.RUnlock()
+	if !p.ns {
+		orphanable.Store(true)
+	}
 	if err := p.cmd.Start(); err != nil {
 		return err
 	}
