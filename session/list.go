@@ -121,10 +121,11 @@ func isBackupOf(n, base string) bool {
 // UpdatedAt, then ID): all of them, or, when cwd is non-empty, those whose
 // logged cwd equals cwd. Only a log's header and first lines are read. A
 // log without a valid header is skipped; a missing root gives no
-// sessions and no error. It reads every log each time; an Index reads
-// only the logs that changed since its last call.
+// sessions and no error. It reads every log each time (and neither reads
+// nor writes the list index, IndexFile); an Index reads only the logs
+// that changed since its last call or its index file's entry.
 func List(root, cwd string) ([]Info, error) {
-	var x Index
+	x := Index{noDisk: true}
 	return x.List(root, cwd)
 }
 
