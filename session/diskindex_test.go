@@ -95,7 +95,7 @@ func runChurnChild(spec string) int {
 	parts := strings.Split(spec, ":")
 	seed, _ := strconv.ParseUint(parts[1], 10, 64)
 	ops, _ := strconv.Atoi(parts[2])
-	if err := churn(parts[0], "child", rand.New(rand.NewPCG(seed, 2)), ops); err != nil {
+	if err := churn(parts[0], "child"+parts[1]+"-", rand.New(rand.NewPCG(seed, 2)), ops); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
