@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -32,8 +31,9 @@ func churn(root, prefix string, rnd *rand.Rand, ops int) error {
 		switch k := rnd.IntN(6); {
 		case k == 0 || len(live) == 0:
 			id := fmt.Sprintf("%s%03d", prefix, op)
-			path := LogPath(root, churnCwds[rnd.IntN(len(churnCwds))], id)
-			l := NewLog(path, NewHeader(id, filepath.Base(filepath.Dir(path)), int64(op)))
+			cwd := churnCwds[rnd.IntN(len(churnCwds))]
+			path := LogPath(root, cwd, id)
+			l := NewLog(path, NewHeader(id, cwd, int64(op)))
 			if err := l.Append(Event{Seq: 0, Time: 1, Data: TurnStart{Turn: 1}}); err != nil {
 				return err
 			}
@@ -127,6 +127,11 @@ func TestIndexFileAcrossProcesses(t *testing.T) {
 	all, err := List(root, "")
 	if err != nil || len(all) < 20 {
 		t.Fatalf("%d sessions listed, %v", len(all), err)
+	}
+	for _, cwd := range churnCwds {
+		if in, _ := List(root, cwd); len(in) == 0 || len(in) == len(all) {
+			t.Fatalf("%d of %d sessions in %s", len(in), len(all), cwd)
+		}
 	}
 	var lived Index
 	if _, err := lived.List(root, ""); err != nil { // the one that saw changes

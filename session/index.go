@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"cmp"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,10 +210,7 @@ func (x *Index) pageAfter(root, cwd string, after func(Info) bool, n int) ([]Inf
 // set) and returns List's answer.
 func (x *Index) refresh(root, cwd string) ([]Info, error) {
 	pattern := listPattern(root, cwd)
-	paths, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("session: listing %s: %w", root, err)
-	}
+	paths := listLogs(root, cwd)
 	if x.entries == nil {
 		x.entries = make(map[string]indexEntry, len(paths))
 		x.listed = map[string]bool{}
@@ -244,7 +240,7 @@ func (x *Index) refresh(root, cwd string) ([]Info, error) {
 
 // scope returns whether a log path is one that List(root, cwd) looks at:
 // in cwd's folder, or (no cwd) in any folder of root. The paths are the
-// ones filepath.Glob gave for listPattern (clean, joined with the
+// ones listLogs gave for listPattern (clean, joined with the
 // separator).
 func (x *Index) scope(root, cwd string) func(p string) bool {
 	parent := func(p string) string { return p[:max(strings.LastIndexByte(p, filepath.Separator), 0)] }

@@ -129,7 +129,47 @@ func List(root, cwd string) ([]Info, error) {
 	return x.List(root, cwd)
 }
 
-// listPattern is the glob of the logs List looks at.
+// listLogs returns the paths of the logs List(root, cwd) looks at, those
+// listPattern names, as filepath.Glob gives them (root cleaned, joined
+// with the separator; file system errors leave out what they hide), but
+// with one directory read per folder and no pattern matching or sorting:
+// the names below a clean root and a cwd's folder hold no pattern
+// characters to match.
+func listLogs(root, cwd string) []string {
+	root = filepath.Clean(root)
+	var dirs []string
+	if cwd != "" {
+		dirs = []string{filepath.Join(root, cwdDir(cwd))}
+	} else {
+		for _, n := range readNames(root) {
+			dirs = append(dirs, filepath.Join(root, n))
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		for _, n := range readNames(d) {
+			if strings.HasSuffix(n, ".jsonl") {
+				out = append(out, d+string(filepath.Separator)+n)
+			}
+		}
+	}
+	return out
+}
+
+// readNames lists the names in directory dir; nil when it cannot be
+// read (or is not a directory).
+func readNames(dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return names
+}
+
+// listPattern is the glob of the logs List looks at (it keys what an
+// Index has looked at).
 func listPattern(root, cwd string) string {
 	if cwd != "" {
 		return filepath.Join(root, cwdDir(cwd), "*.jsonl")

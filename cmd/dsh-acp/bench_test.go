@@ -315,115 +315,164 @@ func BenchmarkExitBusy(b *testing.B) {
 	}
 }
 
-const benchSessions = 1000
-
 var (
-	listStateOnce sync.Once
-	listState     string
+	listStateMu sync.Mutex
+	listStates  = map[int]string{}
 )
 
-// listStateDir is a state directory of benchSessions logged sessions in
-// ten working directories, each log a realistic two-turn session of about
-// 30 KB with its title, their modification times one minute apart.
-// Built once per run.
-func listStateDir(b *testing.B) string {
-	listStateOnce.Do(func() {
-		root := benchTempDir(b, "dsh-acp-bench-list-")
-		result := strings.Repeat("     1\tpackage main // a line of a file the model read\n", 40)
-		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i := range benchSessions {
-			id := fmt.Sprintf("sess_%04d", i)
-			cwd := fmt.Sprintf("/work/project%d", i%10)
-			path := session.LogPath(root, cwd, id)
-			l := session.NewLog(path, session.NewHeader(id, cwd, base.UnixMilli()))
-			seq := int64(0)
-			add := func(d session.Data) {
-				if err := l.Append(session.Event{Seq: seq, Time: base.UnixMilli() + seq, Data: d}); err != nil {
-					b.Fatal(err)
-				}
-				seq++
-			}
-			for turn := 1; turn <= 2; turn++ {
-				add(session.TurnStart{Turn: turn})
-				if turn == 1 {
-					add(session.Title{Title: fmt.Sprintf("Fix the failing test %d", i)})
-				}
-				add(session.UserMessage{Turn: turn, Content: []tools.Content{tools.Text("Please fix it.")}})
-				for step := 1; step <= 3; step++ {
-					call := fmt.Sprintf("call_%d_%d", turn, step)
-					args := fmt.Sprintf(`{"path":"src/file%d.go"}`, step)
-					add(session.AssistantMessage{Turn: turn, Step: step, Text: "Let me read the file.", Reasoning: strings.Repeat("thinking ", 30),
-						ToolCalls: []session.ToolCallRef{{CallID: call, Name: "read", Arguments: args}}, FinishReason: "tool_calls"})
-					add(session.ToolCall{Turn: turn, Step: step, CallID: call, Name: "read", Arguments: args})
-					add(session.ToolResult{Turn: turn, Step: step, CallID: call, Content: []tools.Content{tools.Text(result)}})
-				}
-				add(session.TurnEnd{Turn: turn, Reason: session.EndTurn})
-			}
-			if err := l.Close(); err != nil {
+// listStateDir is a state directory of n logged sessions in ten working
+// directories, each log a realistic session of the given number of turns
+// of three tool calls each (about 15 KB a turn) with its title, their
+// modification times one minute apart. Built once per run and size.
+func listStateDir(b *testing.B, n, turns int) string {
+	listStateMu.Lock()
+	defer listStateMu.Unlock()
+	if root, ok := listStates[n]; ok {
+		return root
+	}
+	root := benchTempDir(b, "dsh-acp-bench-list-")
+	result := strings.Repeat("     1\tpackage main // a line of a file the model read\n", 40)
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("sess_%05d", i)
+		cwd := fmt.Sprintf("/work/project%d", i%10)
+		path := session.LogPath(root, cwd, id)
+		l := session.NewLog(path, session.NewHeader(id, cwd, base.UnixMilli()))
+		seq := int64(0)
+		add := func(d session.Data) {
+			if err := l.Append(session.Event{Seq: seq, Time: base.UnixMilli() + seq, Data: d}); err != nil {
 				b.Fatal(err)
 			}
-			at := base.Add(time.Duration(i) * time.Minute)
-			if err := os.Chtimes(path, at, at); err != nil {
-				b.Fatal(err)
-			}
+			seq++
 		}
-		listState = root
-	})
-	return listState
+		for turn := 1; turn <= turns; turn++ {
+			add(session.TurnStart{Turn: turn})
+			if turn == 1 {
+				add(session.Title{Title: fmt.Sprintf("Fix the failing test %d", i)})
+			}
+			add(session.UserMessage{Turn: turn, Content: []tools.Content{tools.Text("Please fix it.")}})
+			for step := 1; step <= 3; step++ {
+				call := fmt.Sprintf("call_%d_%d", turn, step)
+				args := fmt.Sprintf(`{"path":"src/file%d.go"}`, step)
+				add(session.AssistantMessage{Turn: turn, Step: step, Text: "Let me read the file.", Reasoning: strings.Repeat("thinking ", 30),
+					ToolCalls: []session.ToolCallRef{{CallID: call, Name: "read", Arguments: args}}, FinishReason: "tool_calls"})
+				add(session.ToolCall{Turn: turn, Step: step, CallID: call, Name: "read", Arguments: args})
+				add(session.ToolResult{Turn: turn, Step: step, CallID: call, Content: []tools.Content{tools.Text(result)}})
+			}
+			add(session.TurnEnd{Turn: turn, Reason: session.EndTurn})
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+		at := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(path, at, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	listStates[n] = root
+	return root
 }
 
-// BenchmarkListSessions1000 starts the binary on a state directory of
-// 1,000 sessions and pages through `session/list` (50 a page) to the
-// end, and reports as medians the first page (first-page-ms; target
-// ≤ 30), all pages (all-pages-ms; target: about one full read, i.e.
-// about the first page) and their ratio.
-func BenchmarkListSessions1000(b *testing.B) {
-	root := listStateDir(b)
-	var first, all []float64
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		p := startProcEnv(b, []string{"DSH_STATE_DIR=" + root})
-		p.send(b, initLine)
-		p.next(b)
-		b.StartTimer()
-		cursor, seen := "", 0
-		t0 := time.Now()
-		for page := 0; ; page++ {
-			params := `{}`
-			if cursor != "" {
-				params = `{"cursor":` + string(jsonQuote(cursor)) + `}`
-			}
-			p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/list","params":%s}`, 10+page, params))
-			var resp struct {
-				Result struct {
-					Sessions   []json.RawMessage `json:"sessions"`
-					NextCursor string            `json:"nextCursor"`
-				} `json:"result"`
-			}
-			if err := json.Unmarshal(p.next(b), &resp); err != nil {
-				b.Fatal(err)
-			}
-			if page == 0 {
-				first = append(first, ms(time.Since(t0)))
-			}
-			seen += len(resp.Result.Sessions)
-			if cursor = resp.Result.NextCursor; cursor == "" {
-				break
-			}
+// listWalk starts agent a on the state directory root, pages through
+// `session/list` (50 a page) to the end and returns the time of the first
+// page, those of the later ones and of the whole walk (ms).
+func listWalk(b *testing.B, a agentBin, root string, want int) (first float64, later []float64, all float64) {
+	b.Helper()
+	cmd := exec.Command(a.path)
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	p := startCmd(b, cmd)
+	p.send(b, initLine)
+	p.next(b)
+	cursor, seen := "", 0
+	t0 := time.Now()
+	for page := 0; ; page++ {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + string(jsonQuote(cursor)) + `}`
 		}
-		all = append(all, ms(time.Since(t0)))
-		b.StopTimer()
-		if seen != benchSessions {
-			b.Fatalf("listed %d sessions, want %d", seen, benchSessions)
+		tp := time.Now()
+		p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/list","params":%s}`, 10+page, params))
+		var resp struct {
+			Result struct {
+				Sessions   []json.RawMessage `json:"sessions"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
 		}
-		p.stdin.Close()
-		p.wait(b)
-		b.StartTimer()
+		if err := json.Unmarshal(p.next(b), &resp); err != nil {
+			b.Fatal(err)
+		}
+		if page == 0 {
+			first = ms(time.Since(tp))
+		} else {
+			later = append(later, ms(time.Since(tp)))
+		}
+		seen += len(resp.Result.Sessions)
+		if cursor = resp.Result.NextCursor; cursor == "" {
+			break
+		}
 	}
-	b.ReportMetric(median(first), "first-page-ms")
-	b.ReportMetric(median(all), "all-pages-ms")
-	b.ReportMetric(median(all)/median(first), "all-x-first")
+	all = ms(time.Since(t0))
+	if seen != want {
+		b.Fatalf("%s listed %d sessions, want %d", a.name, seen, want)
+	}
+	p.stdin.Close()
+	p.wait(b)
+	return first, later, all
 }
+
+// benchList pages through n sessions with dsh-acp and the other builds
+// (DSH_BENCH_AGENTS), in turn, each run twice: once after removing the
+// list index file (cold-first-page-ms: the index is rebuilt), once with
+// the index the previous run left (first-page-ms, later-page-ms: the
+// median page after the first, all-pages-ms); medians, NAME-... for the
+// other builds.
+func benchList(b *testing.B, n, turns int) {
+	root := listStateDir(b, n, turns)
+	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
+	for _, a := range peerAgents() {
+		if !a.peer {
+			agents = append(agents, a)
+		}
+	}
+	type figs struct{ cold, first, later, all []float64 }
+	res := map[string]*figs{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range agents {
+			a := agents[(i+k)%len(agents)]
+			f := res[a.name]
+			if f == nil {
+				f = &figs{}
+				res[a.name] = f
+			}
+			_ = os.Remove(filepath.Join(root, session.IndexFile))
+			cold, _, _ := listWalk(b, a, root, n)
+			first, later, all := listWalk(b, a, root, n)
+			f.cold, f.first, f.all = append(f.cold, cold), append(f.first, first), append(f.all, all)
+			f.later = append(f.later, median(later))
+		}
+	}
+	for _, a := range agents {
+		prefix := ""
+		if a.name != "dsh-acp" {
+			prefix = a.name + "-"
+		}
+		f := res[a.name]
+		b.ReportMetric(median(f.cold), prefix+"cold-first-page-ms")
+		b.ReportMetric(median(f.first), prefix+"first-page-ms")
+		b.ReportMetric(median(f.later), prefix+"later-page-ms")
+		b.ReportMetric(median(f.all), prefix+"all-pages-ms")
+	}
+}
+
+// BenchmarkListSessions1000 pages through 1,000 logged sessions of two
+// turns (about 30 KB each): see benchList.
+func BenchmarkListSessions1000(b *testing.B) { benchList(b, 1000, 2) }
+
+// BenchmarkListSessions10000 pages through 10,000 logged sessions of one
+// turn (about 15 KB each): see benchList; targets: first page ≤ 50 ms,
+// later pages ≤ 10 ms, the walk ≤ 1 s.
+func BenchmarkListSessions10000(b *testing.B) { benchList(b, 10000, 1) }
 
 // startProcEnv is startProc with extra environment (later entries win)
 // and the binary under test.
