@@ -186,7 +186,7 @@ func walkEqual(t *testing.T, x *Index, root string) {
 // characters included; lines it did not write are not entries.
 func TestIndexFileLines(t *testing.T) {
 	e := indexEntry{size: 12, mtime: 1_700_000_000_123_456_789, title: 5, ok: true,
-		info: Info{ID: "s\\1", Cwd: "/w/tab\there", CreatedAt: 7, Title: "line\nbreak\r\\t", AdditionalDirectories: []string{"/a", "/b\tc"}},
+		info:  Info{ID: "s\\1", Cwd: "/w/tab\there", CreatedAt: 7, Title: "line\nbreak\r\\t", AdditionalDirectories: []string{"/a", "/b\tc"}},
 		usage: usageCache{known: true, has: true, u: ContextUsage{Turn: 2, Step: 3, Model: "m", Used: 10, Size: 20, Cost: &Cost{Amount: 0.25, Currency: "USD"}}}}
 	line := encodeEntry("dir/s.jsonl", e)
 	rel, got, ok := decodeEntry(strings.TrimSuffix(line, "\n"))
