@@ -32,6 +32,10 @@ type Options struct {
 	// Sandbox is how commands are confined (see package sandbox); the zero
 	// value is workspace-write.
 	Sandbox sandbox.Config
+	// SpillMax is how many bytes of output one command may write to its
+	// spill files (both streams together); 0 means DefaultSpillMax, a
+	// negative value no limit.
+	SpillMax int64
 	// AdditionalDirs are directories commands of every session may write
 	// besides the session cwd under workspace-write; a session's own
 	// additional directories (tools.AdditionalDirectories) are added to
@@ -49,7 +53,9 @@ type Manager struct {
 	log     *slog.Logger
 	tempDir string
 	liveCap int64 // LiveCap, smaller in tests
-	sandbox sandbox.Config
+	// spillMax is Options.SpillMax resolved (< 0: no limit).
+	spillMax int64
+	sandbox  sandbox.Config
 	// probeLog logs, once, what the probe found (see Host).
 	probeLog sync.Once
 	// guessed is set once SandboxWarning said "" before the probe had run.
@@ -106,7 +112,10 @@ func New(o Options) *Manager {
 	})
 	m := &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{},
 		sandbox: o.Sandbox, dirs: o.AdditionalDirs, temps: map[string]bool{},
-		owner: sandbox.NewOwner()}
+		owner: sandbox.NewOwner(), spillMax: o.SpillMax}
+	if m.spillMax == 0 {
+		m.spillMax = DefaultSpillMax
+	}
 	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
 		m.caches = sandbox.Caches()
 	}
@@ -205,7 +214,12 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 		return nil, err
 	}
 	spill := func(stream string) (*os.File, string, error) { return m.createSpill(n, stream) }
-	out := [2]*stream{newStream("stdout", TailBytes, spill), newStream("stderr", TailBytes, spill)}
+	var budget *spillBudget
+	if m.spillMax > 0 {
+		budget = new(spillBudget)
+		budget.Store(m.spillMax)
+	}
+	out := [2]*stream{newStream("stdout", TailBytes, spill, budget), newStream("stderr", TailBytes, spill, budget)}
 	p, err := startProc(command, dir, pol, env, m.owner, out, lv)
 	if err != nil {
 		return nil, err

@@ -135,6 +135,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Log:             log,
 		Version:         version,
 		MaxMessageBytes: cfg.MaxMessageBytes,
+		SpillMax:        cfg.SpillMax,
 		Catalog:         cfg.Catalog,
 		ContextWindow:   cfg.ContextWindow,
 		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
