@@ -573,3 +573,110 @@ func BenchmarkBashTurn(b *testing.B) {
 		}
 	}
 }
+
+// historyStateDir is a state directory holding one session of calls tool
+// calls (three a turn, each result about 2 KB), built once per run.
+func historyStateDir(b *testing.B, calls int) (root, id, cwd string) {
+	listStateMu.Lock()
+	defer listStateMu.Unlock()
+	id, cwd = "sess_history", "/work/history"
+	if root, ok := listStates[-calls]; ok {
+		return root, id, cwd
+	}
+	root = benchTempDir(b, "dsh-acp-bench-history-")
+	result := strings.Repeat("     1\tpackage main // a line of a file the model read\n", 40)
+	l := session.NewLog(session.LogPath(root, cwd, id), session.NewHeader(id, cwd, 1))
+	seq := int64(0)
+	add := func(d session.Data) {
+		if err := l.Append(session.Event{Seq: seq, Time: 1 + seq, Data: d}); err != nil {
+			b.Fatal(err)
+		}
+		seq++
+	}
+	for turn := 1; (turn-1)*3 < calls; turn++ {
+		add(session.TurnStart{Turn: turn})
+		add(session.UserMessage{Turn: turn, Content: []tools.Content{tools.Text("Please go on.")}})
+		for step := 1; step <= 3; step++ {
+			call := fmt.Sprintf("call_%d_%d", turn, step)
+			args := fmt.Sprintf(`{"path":"src/file%d.go"}`, step)
+			add(session.AssistantMessage{Turn: turn, Step: step, Text: "Reading.", ToolCalls: []session.ToolCallRef{{CallID: call, Name: "read", Arguments: args}}, FinishReason: "tool_calls"})
+			add(session.ToolCall{Turn: turn, Step: step, CallID: call, Name: "read", Arguments: args})
+			add(session.ToolResult{Turn: turn, Step: step, CallID: call, Content: []tools.Content{tools.Text(result)}})
+		}
+		add(session.TurnEnd{Turn: turn, Reason: session.EndTurn})
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	listStates[-calls] = root
+	return root, id, cwd
+}
+
+// reopenRun starts agent a on root, sends method (session/load or
+// session/resume) for session id and reads up to its answer, every
+// replayed update included; it returns the time from the request to the
+// answer and the agent's peak RSS then (MiB).
+func reopenRun(b *testing.B, a agentBin, root, method, id, cwd string) (float64, float64) {
+	b.Helper()
+	cmd := exec.Command(a.path)
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=", "DEEPSEEK_API_KEY=")
+	p := startCmd(b, cmd)
+	p.send(b, initLine)
+	p.next(b)
+	t0 := time.Now()
+	p.send(b, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{"sessionId":"`+id+`","cwd":"`+cwd+`","mcpServers":[]}}`)
+	for {
+		l := p.next(b)
+		if bytes.HasPrefix(l, []byte(`{"jsonrpc":"2.0","id":2,`)) || bytes.Contains(l, []byte(`"id":2,"result"`)) || bytes.Contains(l, []byte(`"id":2,"error"`)) {
+			if bytes.Contains(l, []byte(`"error"`)) {
+				b.Fatalf("%s %s: %s", a.name, method, l)
+			}
+			break
+		}
+	}
+	took := ms(time.Since(t0))
+	_, hwm := procMemory(p.cmd.Process.Pid)
+	p.stdin.Close()
+	for range p.lines {
+	}
+	p.wait(b)
+	return took, hwm
+}
+
+// BenchmarkHistory10000 reopens a session of 10,000 tool calls with
+// session/load (its whole history replayed) and session/resume, dsh-acp
+// and the other builds (DSH_BENCH_AGENTS) in turn, and reports medians:
+// load-ms, load-peak-MiB (target ≤ 64), resume-ms, resume-peak-MiB, and
+// NAME-... for the other builds.
+func BenchmarkHistory10000(b *testing.B) {
+	root, id, cwd := historyStateDir(b, 10000)
+	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
+	for _, a := range peerAgents() {
+		if !a.peer {
+			agents = append(agents, a)
+		}
+	}
+	res := map[string][4][]float64{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range agents {
+			a := agents[(i+k)%len(agents)]
+			r := res[a.name]
+			lt, lm := reopenRun(b, a, root, "session/load", id, cwd)
+			rt, rm := reopenRun(b, a, root, "session/resume", id, cwd)
+			r[0], r[1], r[2], r[3] = append(r[0], lt), append(r[1], lm), append(r[2], rt), append(r[3], rm)
+			res[a.name] = r
+		}
+	}
+	for _, a := range agents {
+		prefix := ""
+		if a.name != "dsh-acp" {
+			prefix = a.name + "-"
+		}
+		r := res[a.name]
+		b.ReportMetric(median(r[0]), prefix+"load-ms")
+		b.ReportMetric(median(r[1]), prefix+"load-peak-MiB")
+		b.ReportMetric(median(r[2]), prefix+"resume-ms")
+		b.ReportMetric(median(r[3]), prefix+"resume-peak-MiB")
+	}
+}
