@@ -23,7 +23,7 @@ func oldMarshalRequest(t *testing.T, req Request) []byte {
 		w.Messages = []Message{}
 	}
 	for _, tl := range req.Tools {
-		w.Tools = append(w.Tools, wireToolSchema{Type: "function", Function: wireFunctionSchema{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters, Strict: tl.Strict}})
+		w.Tools = append(w.Tools, wireToolSchema{Type: "function", Function: wireFunctionSchema(tl)})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -24,7 +24,11 @@ import (
 // encodeEntry); a later line for the same log replaces an earlier one.
 // An Index appends the lines of what it read anew (one write, O_APPEND)
 // and rewrites the whole file (a temporary file renamed over it) when
-// the lines outnumber the logs twice over or the header is not ours.
+// the lines outnumber the logs by half, the header is not ours, or a
+// folder's recorded time changed. A folder line ("F", its path, its
+// modification time) says the entries of every log in the folder then
+// are in the file: a process that finds the folder's time unchanged
+// takes its logs from the file and does not read the folder.
 // Two processes may do both at once: a line lost to a rename, or torn by a
 // crash, only costs a read later.
 
@@ -65,40 +69,55 @@ func titleStamp(p string) int64 {
 // recorded time would leave it unchanged.
 const racyFolder = 2 * time.Second
 
-// foldersChanged stats the folders of paths (logs under root) and returns
-// those whose modification time differs from the one recorded: in them a
-// title file may have been created, replaced or removed, so their entries'
-// title stamps need checking (x.mu held). The new times are recorded,
-// unless too recent to be trusted (racyFolder).
-func (x *Index) foldersChanged(root string, paths []string) map[string]bool {
+// foldersChanged stats folders (of logs under root) and returns those
+// whose modification time differs from the one recorded, or that cannot be
+// stat'ed (x.mu held). In a folder whose time did not change no log or
+// title file was created, replaced or removed: its logs are the ones the
+// Index knows (folderLogs) and their title stamps hold. The new times are
+// recorded, unless too recent to be trusted (racyFolder); each is taken
+// before the folder is read, so a later change shows next time.
+func (x *Index) foldersChanged(root string, folders []string) map[string]bool {
 	d := x.loadDisk(root)
 	changed := map[string]bool{}
-	seen := map[string]bool{}
 	now := time.Now()
-	for _, p := range paths {
-		dir := filepath.Dir(p)
-		if seen[dir] {
-			continue
-		}
-		seen[dir] = true
+	for _, dir := range folders {
 		st, err := os.Stat(dir)
-		if err != nil {
-			changed[dir] = true
-			continue
-		}
-		mt := st.ModTime()
-		if rec, ok := d.folders[dir]; ok && rec == mt.UnixNano() {
+		rec, had := d.folders[dir]
+		if err == nil && had && rec == st.ModTime().UnixNano() {
 			continue
 		}
 		changed[dir] = true
-		if now.Sub(mt) > racyFolder {
-			d.folders[dir] = mt.UnixNano()
-		} else {
+		switch {
+		case err == nil && now.Sub(st.ModTime()) > racyFolder:
+			d.folders[dir] = st.ModTime().UnixNano()
+			d.foldersDirty = true
+		case had:
 			delete(d.folders, dir)
+			d.foldersDirty = true
 		}
-		d.foldersDirty = true
 	}
 	return changed
+}
+
+// folderLogs returns the logs of folders: read from the folder when it
+// changed, else the ones the Index holds entries for (x.mu held).
+func (x *Index) folderLogs(folders []string, changed map[string]bool) []string {
+	var paths []string
+	var known map[string][]string
+	for _, dir := range folders {
+		if changed[dir] {
+			paths = append(paths, logsIn(dir)...)
+			continue
+		}
+		if known == nil {
+			known = map[string][]string{}
+			for p := range x.entries {
+				known[filepath.Dir(p)] = append(known[filepath.Dir(p)], p)
+			}
+		}
+		paths = append(paths, known[dir]...)
+	}
+	return paths
 }
 
 // loadDisk fills x.entries with the entries of root's index file, once
@@ -177,7 +196,10 @@ func (x *Index) saveDisk(root string) {
 		}
 	}
 	path := filepath.Join(root, IndexFile)
-	if d.lines == 0 || d.lines > 2*live+64 {
+	// Folder lines go only into a whole file, where the entries of every
+	// log of the folder are too (an appended line may be lost to another
+	// process's rewrite: a folder line without them would hide a log).
+	if d.lines == 0 || d.lines > live+live/2+64 || d.foldersDirty {
 		var b strings.Builder
 		b.WriteString(indexHeader + "\n")
 		n := 1 + x.writeFolders(&b, root, d)
@@ -194,9 +216,6 @@ func (x *Index) saveDisk(root string) {
 	}
 	var b strings.Builder
 	n := 0
-	if d.foldersDirty {
-		n += x.writeFolders(&b, root, d)
-	}
 	for p := range d.dirty {
 		if e, ok := x.entries[p]; ok {
 			b.WriteString(encodeEntry(p[len(root)+1:], e))
@@ -210,7 +229,7 @@ func (x *Index) saveDisk(root string) {
 	_, err = f.WriteString(b.String())
 	if cerr := f.Close(); err == nil && cerr == nil {
 		d.lines += n
-		d.dirty, d.foldersDirty = map[string]bool{}, false
+		d.dirty = map[string]bool{}
 	}
 }
 

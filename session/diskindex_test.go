@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // indexChurnEnv makes the test binary a child that changes and lists the
@@ -28,6 +30,14 @@ func churn(root, prefix string, rnd *rand.Rand, ops int) error {
 	var live []string
 	for op := range ops {
 		i := rnd.IntN(max(len(live), 1))
+		// Now and then the folders get an old time (a unique one): the
+		// Index then trusts them and takes their logs from what it knows.
+		if rnd.IntN(3) == 0 {
+			for _, cwd := range churnCwds {
+				at := time.Now().Add(-time.Hour)
+				_ = os.Chtimes(filepath.Dir(LogPath(root, cwd, "x")), at, at)
+			}
+		}
 		switch k := rnd.IntN(6); {
 		case k == 0 || len(live) == 0:
 			id := fmt.Sprintf("%s%03d", prefix, op)
@@ -198,5 +208,50 @@ func TestIndexFileLines(t *testing.T) {
 		if _, _, ok := decodeEntry(strings.TrimSuffix(bad, "\n")); ok {
 			t.Errorf("decodeEntry(%q) accepted it", bad)
 		}
+	}
+}
+
+// TestIndexTrustedFolders: folders whose time is old and unchanged are
+// not read again, by a new Index either (it takes their logs from the
+// index file); a log created or deleted, or a title file replaced, in
+// such a folder changes its time, and every listing equals a full read.
+func TestIndexTrustedFolders(t *testing.T) {
+	f := indexFixture{t, t.TempDir()}
+	var paths []string
+	for i := range 30 {
+		paths = append(paths, f.write(fmt.Sprintf("s%02d", i), fmt.Sprintf("/w/%d", i%3), fmt.Sprintf("T%d", i), int64(1000+i)))
+	}
+	old := func() {
+		for i := range 3 {
+			at := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Dir(LogPath(f.root, fmt.Sprintf("/w/%d", i), "x")), at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	old()
+	var a Index
+	f.check(&a, "")
+	var b Index
+	if _, reads := f.check(&b, ""); reads != 0 {
+		t.Errorf("a new Index read %d logs of unchanged folders", reads)
+	}
+	if len(b.disk[filepath.Clean(f.root)].folders) != 3 {
+		t.Errorf("folders trusted: %v", b.disk[filepath.Clean(f.root)].folders)
+	}
+	old()
+	f.check(&b, "") // records the new times
+	f.write("new", "/w/1", "N", 5000)
+	os.Remove(paths[0])
+	if err := WriteTitleFile(paths[5], Title{Title: "Renamed"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.check(&b, "")
+	if len(got) != 30 || got[0].ID != "new" {
+		t.Errorf("after the changes: %d sessions, first %q", len(got), got[0].ID)
+	}
+	var c Index
+	for _, cwd := range []string{"", "/w/0", "/w/1", "/w/2"} {
+		f.check(&c, cwd)
 	}
 }

@@ -210,15 +210,16 @@ func (x *Index) pageAfter(root, cwd string, after func(Info) bool, n int) ([]Inf
 // set) and returns List's answer.
 func (x *Index) refresh(root, cwd string) ([]Info, error) {
 	pattern := listPattern(root, cwd)
-	paths := listLogs(root, cwd)
 	if x.entries == nil {
-		x.entries = make(map[string]indexEntry, len(paths))
+		x.entries = map[string]indexEntry{}
 		x.listed = map[string]bool{}
 	}
 	x.loadDisk(root)
+	folders := listFolders(root, cwd)
+	changed := x.foldersChanged(root, folders)
+	paths := x.folderLogs(folders, changed)
 	out := make([]Info, 0, len(paths))
 	seen := make(map[string]bool, len(paths))
-	changed := x.foldersChanged(root, paths)
 	for _, p := range paths {
 		seen[p] = true
 		e, exists, _ := x.revalidate(p, changed[filepath.Dir(p)])
@@ -240,7 +241,7 @@ func (x *Index) refresh(root, cwd string) ([]Info, error) {
 
 // scope returns whether a log path is one that List(root, cwd) looks at:
 // in cwd's folder, or (no cwd) in any folder of root. The paths are the
-// ones listLogs gave for listPattern (clean, joined with the
+// ones listFolders and logsIn give (clean, joined with the
 // separator).
 func (x *Index) scope(root, cwd string) func(p string) bool {
 	parent := func(p string) string { return p[:max(strings.LastIndexByte(p, filepath.Separator), 0)] }

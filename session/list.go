@@ -129,28 +129,30 @@ func List(root, cwd string) ([]Info, error) {
 	return x.List(root, cwd)
 }
 
-// listLogs returns the paths of the logs List(root, cwd) looks at, those
-// listPattern names, as filepath.Glob gives them (root cleaned, joined
-// with the separator; file system errors leave out what they hide), but
-// with one directory read per folder and no pattern matching or sorting:
-// the names below a clean root and a cwd's folder hold no pattern
-// characters to match.
-func listLogs(root, cwd string) []string {
+// listFolders returns the folders whose logs List(root, cwd) looks at:
+// cwd's (whether or not it exists), or every entry of root, joined to the
+// clean root as filepath.Glob joins them (those that are not directories
+// give no logs).
+func listFolders(root, cwd string) []string {
 	root = filepath.Clean(root)
-	var dirs []string
 	if cwd != "" {
-		dirs = []string{filepath.Join(root, cwdDir(cwd))}
-	} else {
-		for _, n := range readNames(root) {
-			dirs = append(dirs, filepath.Join(root, n))
-		}
+		return []string{filepath.Join(root, cwdDir(cwd))}
 	}
+	var dirs []string
+	for _, n := range readNames(root) {
+		dirs = append(dirs, filepath.Join(root, n))
+	}
+	return dirs
+}
+
+// logsIn returns the paths of the logs in folder dir (names ending in
+// .jsonl, as the glob of listPattern matches them), one directory read,
+// no pattern matching or sorting.
+func logsIn(dir string) []string {
 	var out []string
-	for _, d := range dirs {
-		for _, n := range readNames(d) {
-			if strings.HasSuffix(n, ".jsonl") {
-				out = append(out, d+string(filepath.Separator)+n)
-			}
+	for _, n := range readNames(dir) {
+		if strings.HasSuffix(n, ".jsonl") {
+			out = append(out, dir+string(filepath.Separator)+n)
 		}
 	}
 	return out
