@@ -22,6 +22,9 @@
 #                              removing it), a later page, the whole walk
 #   BenchmarkHistory10000      session/load and session/resume of a
 #                              session of 10,000 tool calls: time, peak RSS
+#   BenchmarkPromptBigHistory  one prompt on a resumed history of about
+#                              50 MB (a model server on 127.0.0.1): peak RSS
+#                              against the request's size
 #   BenchmarkBashTurn          whole prompt turns (recorded model, real
 #                              bash) of 100 MB and 1 GB of output and of
 #                              `echo a; sleep 0.005; echo b`, for a client
@@ -93,7 +96,7 @@ load_before=$(load)
 case $only in "" | startup) bench '^BenchmarkStartup$' "$runs" ;; esac
 case $only in "" | exit) bench '^BenchmarkExitBusy$' "$(at_least3 "$runs/3")" ;; esac
 case $only in "" | list) bench '^BenchmarkListSessions10000$' "$(at_least3 "$runs/10")" ;; esac
-case $only in "" | history) bench '^BenchmarkHistory10000$' "$(at_least3 "$runs/10")" ;; esac
+case $only in "" | history) bench '^(BenchmarkHistory10000|BenchmarkPromptBigHistory)$' "$(at_least3 "$runs/10")" ;; esac
 case $only in "" | bash) bench '^BenchmarkBashTurn$' "$(at_least3 "$runs/10")" ;; esac
 size() { [ -f "$1" ] && echo $(($(stat -c %s "$1") / 1000)) || echo -; }
 echo "size dsh-acp $(size "$work/dsh-acp") floor $(size "$work/floor") base $(size "$work/base")" >>"$work/raw.txt"
@@ -148,6 +151,11 @@ END {
 		r("  peak RSS, MiB", s, "load-peak-MiB", "", "<= 64")
 		r("session/resume, 10,000 tool calls, ms", s, "resume-ms", "", "")
 		r("  peak RSS, MiB", s, "resume-peak-MiB", "", "")
+	}
+	s = "BenchmarkPromptBigHistory"
+	if (s in seen) {
+		r("prompt on a " v(s, "request-MB") " MB history, ms", s, "prompt-ms", "", "")
+		r("  peak RSS, MiB", s, "peak-MiB", "", sprintf("<= %.0f (3x request)", 3 * m[s, "request-MB"] * 1e6 / 1048576))
 	}
 	split("100MB 1GB two-piece", c, " ")
 	for (i = 1; i <= 3; i++) for (t = 0; t < 2; t++) {

@@ -24,12 +24,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -678,5 +681,70 @@ func BenchmarkHistory10000(b *testing.B) {
 		b.ReportMetric(median(r[1]), prefix+"load-peak-MiB")
 		b.ReportMetric(median(r[2]), prefix+"resume-ms")
 		b.ReportMetric(median(r[3]), prefix+"resume-peak-MiB")
+	}
+}
+
+// BenchmarkPromptBigHistory resumes a session of 20,000 tool calls (a
+// history of about 50 MB) and runs one prompt against a model server on
+// 127.0.0.1 that reads the request and answers with a short text, dsh-acp
+// and the other builds (DSH_BENCH_AGENTS) in turn; it reports medians of
+// the request's size (request-MB), the prompt's time (prompt-ms) and the
+// agent's peak RSS over the resume and the prompt (peak-MiB; target ≤ 3x
+// the request), NAME-... for the other builds.
+func BenchmarkPromptBigHistory(b *testing.B) {
+	root, id, cwd := historyStateDir(b, 20000)
+	answer := e2etest.Text(nil, []string{"Done."}, "stop")
+	var reqBytes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		reqBytes.Store(n)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, answer)
+	}))
+	defer srv.Close()
+	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
+	for _, a := range peerAgents() {
+		if !a.peer {
+			agents = append(agents, a)
+		}
+	}
+	res := map[string][2][]float64{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range agents {
+			a := agents[(i+k)%len(agents)]
+			cmd := exec.Command(a.path, "--base-url", srv.URL, "--titles", "off", "--compact-threshold", "0")
+			cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=bench-key", "DEEPSEEK_API_KEY=")
+			p := startCmd(b, cmd)
+			p.send(b, initLine)
+			p.next(b)
+			p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"`+id+`","cwd":"`+cwd+`","mcpServers":[]}}`)
+			p.answer(b, 2)
+			t0 := time.Now()
+			p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"go on"}]}}`)
+			for _, l := range p.answer(b, 3) {
+				if bytes.Contains(l, []byte(`"id":3,"error"`)) {
+					b.Fatalf("%s: %s", a.name, l)
+				}
+			}
+			took := ms(time.Since(t0))
+			_, hwm := procMemory(p.cmd.Process.Pid)
+			p.stdin.Close()
+			for range p.lines {
+			}
+			p.wait(b)
+			r := res[a.name]
+			r[0], r[1] = append(r[0], took), append(r[1], hwm)
+			res[a.name] = r
+		}
+	}
+	b.ReportMetric(float64(reqBytes.Load())/1e6, "request-MB")
+	for _, a := range agents {
+		prefix := ""
+		if a.name != "dsh-acp" {
+			prefix = a.name + "-"
+		}
+		b.ReportMetric(median(res[a.name][0]), prefix+"prompt-ms")
+		b.ReportMetric(median(res[a.name][1]), prefix+"peak-MiB")
 	}
 }
