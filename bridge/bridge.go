@@ -50,9 +50,9 @@ type Config struct {
 	Limits acp.Limits
 	// SandboxWarning, when set, returns "" or the sentence saying that
 	// shell commands will not be confined as configured
-	// (toolbash.Manager.SandboxWarning; it may wait a few milliseconds for
-	// the kernel probe): every session opened tells the user once, as a
-	// notice (tools.Notify).
+	// (toolbash.Manager.SandboxWarning; it never waits for the kernel
+	// probe): every session opened tells the user once, as a notice
+	// (tools.Notify).
 	SandboxWarning func() string
 	// Models is the endpoint's model list (nil: none). initialize starts
 	// its request; session/new and session/load wait up to ModelsWait

@@ -54,7 +54,7 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 	out := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(page)), NextCursor: next}
 	for _, in := range page {
 		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirectories, Title: in.Title,
-			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z"), Meta: usageMeta(in.Path),
+			UpdatedAt: time.UnixMilli(in.UpdatedAt).UTC().Format("2006-01-02T15:04:05.000Z"), Meta: usageMeta(b.index.LastUsage(in.Path)),
 			Archived: p.Archived != "" && p.Archived != acp.ArchivedExclude && session.IsArchived(in.Path)})
 	}
 	return out, nil
@@ -62,11 +62,11 @@ func (b *Bridge) ListSessions(_ context.Context, p acp.ListSessionsRequest) (acp
 
 // usageMeta is a listed session's `_meta`: `{"usage": {"used", "size",
 // "cost"?, "cacheHitRatio"?, "cacheHitTokens"?, "promptTokens"?}}`, the
-// figures of its last usage_update (cost is the thread's running total,
-// left out when unknown; the cache figures are the session's so far), or nil when its log
-// has none (session.LastUsage reads only the end of the log).
-func usageMeta(path string) acp.Meta {
-	u, ok := session.LastUsage(path)
+// figures of its last usage_update u (cost is the thread's running
+// total, left out when unknown; the cache figures are the session's so
+// far), or nil when its log has none (!ok; session.Index.LastUsage: the
+// list index's copy, or the end of the log).
+func usageMeta(u session.ContextUsage, ok bool) acp.Meta {
 	if !ok {
 		return nil
 	}

@@ -136,8 +136,9 @@ func (b *Bridge) prepareReopen(id, cwd string, dirs []string, servers []acp.McpS
 // tool state are kept) or the one logged under the state directory
 // (repaired if a crash left it open; what restore reads of its events
 // comes back). With replay its whole history is sent to the editor
-// first; without, a logged session's events are decoded only when its
-// next turn needs them (session.ReadLogLazy). The session is then
+// first, a logged session's events decoded one at a time as they are sent
+// (session.Loaded.Each); either way a logged session's events are decoded
+// for keeps only when its next turn needs them (session.ReadLogLazy). The session is then
 // registered with a fresh capability snapshot, presenter and tool
 // state, and with r.dirs as its additional directories. The MCP servers
 // of the request start before the replay (which never calls them: their
@@ -147,8 +148,9 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 	began := time.Now()
 	var (
 		store  *session.Store
-		events []session.Event // what restore reads
-		dirs   []string        // the additional directories in force before
+		events []session.Event                       // what restore reads (and the replay's tool definitions)
+		each   func(func(session.Event) error) error // the events to replay
+		dirs   []string                              // the additional directories in force before
 		from   *liveSession
 	)
 	if live := r.live; live != nil && b.session(r.id) == live {
@@ -162,19 +164,27 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 				return nil, logError(r.id, "LOG_CORRUPT", err)
 			}
 			events = store.Events()
+			each = func(f func(session.Event) error) error {
+				for _, ev := range events {
+					if err := f(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 		}
 	} else {
-		ld, err := b.openLogged(r.id, r.cwd, !replay)
+		ld, err := b.openLogged(r.id, r.cwd, replay)
 		if err != nil {
 			return nil, err
 		}
 		store, dirs = ld.store, ld.dirs
-		events = ld.events
+		events, each = ld.events, ld.each
 	}
 	s := b.buildSession(r.id, r.cwd, r.dirs, store)
 	set := b.startMCP(s, r.servers)
 	if replay {
-		if err := b.replay(ctx, s, events); err != nil {
+		if err := b.replay(ctx, s, events, each); err != nil {
 			if set != nil {
 				b.mcp.close(set)
 			}
@@ -201,18 +211,21 @@ func (b *Bridge) reopen(ctx context.Context, r reopenReq, replay bool) (*liveSes
 // logged is a session log opened to be continued.
 type logged struct {
 	store *session.Store
-	// events are the logged events (all of them, or, read lazily, those
-	// restore reads); dirs are the additional directories in force at
-	// the log's end.
+	// events are the logged events restore reads (and, for a replay, the
+	// tool definitions); each calls its argument with every logged event,
+	// decoding one at a time; dirs are the additional directories in force
+	// at the log's end.
 	events []session.Event
+	each   func(func(session.Event) error) error
 	dirs   []string
 }
 
 // openLogged reads, checks and (when a crash left it torn or open)
-// repairs session id's log, and returns a store that continues it. With
-// lazy, only the events restore reads are decoded now (the store decodes
-// the rest on first need).
-func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
+// repairs session id's log, and returns a store that continues it. Only
+// the events restore reads (and, forReplay, the tool definitions the
+// replay looks up) are decoded now: the store decodes the rest on first
+// need, and a replay one at a time (logged.each).
+func (b *Bridge) openLogged(id, cwd string, forReplay bool) (logged, error) {
 	if b.cfg.StateDir == "" {
 		return logged{}, b.unknownSession(id)
 	}
@@ -225,12 +238,11 @@ func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
 	}
 	// The lock comes first: a log another process writes is neither
 	// read half-written nor "repaired" under it.
-	var ld *session.Loaded
-	if lazy {
-		ld, err = session.ReadLogLazyLocked(path, restoredType)
-	} else {
-		ld, err = session.ReadLogLocked(path)
+	want := restoredType
+	if forReplay {
+		want = func(t string) bool { return restoredType(t) || t == session.ToolDefinition{}.EventType() }
 	}
+	ld, err := session.ReadLogLazyLocked(path, want)
 	if err != nil {
 		var ce *session.CorruptError
 		if errors.As(err, &ce) {
@@ -254,17 +266,24 @@ func (b *Bridge) openLogged(id, cwd string, lazy bool) (logged, error) {
 		b.log.Warn("repaired a session log left by a crash", "session", id, "path", path,
 			"backup", ld.Backup, "droppedBytes", dropped, "syntheticEvents", synthetic)
 	}
-	events := ld.Events
-	if lazy {
-		events = ld.Selected // the restoredTypes: titles among them
-	}
+	events := ld.Selected // the restoredTypes: titles among them
 	// A crash between a title file and its Title's line leaves them
 	// apart (session.SyncTitleFile): the log is the truth.
 	t, has := session.LastTitle(events)
 	if err := session.SyncTitleFile(path, t, has); err != nil {
 		b.log.Warn("could not bring the title file in line with the log", "session", id, "err", err)
 	}
-	return logged{store: ld.NewStore(log, nil), events: events, dirs: lastDirectories(ld.Header, events)}, nil
+	each := func(f func(session.Event) error) error {
+		if err := ld.Each(f); err != nil {
+			var ce *session.CorruptError
+			if errors.As(err, &ce) {
+				return logError(id, "LOG_CORRUPT", err)
+			}
+			return err
+		}
+		return nil
+	}
+	return logged{store: ld.NewStore(log, nil), events: events, each: each, dirs: lastDirectories(ld.Header, events)}, nil
 }
 
 // lockedError is the -32603 error, with data {"reason": "LOG_LOCKED",
@@ -300,23 +319,23 @@ func logError(id, reason string, err error) error {
 // presenter with s's capability snapshot: user messages, thoughts and
 // messages, every tool call as one tool_call and its final update (an
 // MCP tool's from its logged definition: see replayLookup), plans,
-// titles; and the children logged with it (childReplay). It stops when
-// ctx ends or a write fails.
-func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Event) error {
+// titles; and the children logged with it (childReplay). The events
+// come from each, one at a time; defs holds (among others) the tool
+// definitions the replay looks up. It stops when ctx ends or a write
+// fails, or at each's error.
+func (b *Bridge) replay(ctx context.Context, s *liveSession, defs []session.Event, each func(func(session.Event) error) error) error {
 	v := s.view
 	v.Replay = true
-	lookup := newReplayLookup(b.cfg.Tools, events)
+	lookup := newReplayLookup(b.cfg.Tools, defs)
 	p := present.NewPresenter(v, lookup)
 	kids := b.newChildReplay(s, v)
-	for i, ev := range events {
-		if i%256 == 0 && ctx.Err() != nil {
+	i := 0
+	err := each(func(ev session.Event) error {
+		if i++; i%256 == 1 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if d, ok := ev.Data.(session.Subagent); ok {
-			if err := kids.event(ctx, d); err != nil {
-				return err
-			}
-			continue
+			return kids.event(ctx, d)
 		}
 		lookup.next(ev)
 		for _, u := range p.Updates(ev) {
@@ -324,6 +343,10 @@ func (b *Bridge) replay(ctx context.Context, s *liveSession, events []session.Ev
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return kids.finish(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // noOutput replaces an empty tool result: the endpoint rejects empty content.
@@ -211,10 +212,16 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // req.MaxTokens is 0, thinking and reasoning_effort when req.Thinking
 // leaves them empty.
 // It fails only if a tool's Parameters is not valid JSON.
+//
+// The body is built once, in one buffer sized beforehand to hold it
+// (messageBound): each message is encoded and appended, never the whole
+// body re-encoded or copied, so a long history costs about its size once
+// more while the request is sent (json.Marshal of the whole would hold
+// several growing copies).
 func MarshalRequest(req Request) ([]byte, error) {
 	w := wireRequest{
 		Model:           req.Model,
-		Messages:        req.Messages,
+		Messages:        []Message{},
 		Stream:          true,
 		StreamOptions:   wireStreamOptions{IncludeUsage: true},
 		MaxTokens:       max(req.MaxTokens, 0),
@@ -222,9 +229,6 @@ func MarshalRequest(req Request) ([]byte, error) {
 	}
 	if req.Thinking.Type != "" {
 		w.Thinking = &wireThinking{Type: req.Thinking.Type}
-	}
-	if w.Messages == nil {
-		w.Messages = []Message{}
 	}
 	for _, t := range req.Tools {
 		p := t.Parameters
@@ -234,9 +238,75 @@ func MarshalRequest(req Request) ([]byte, error) {
 		w.Tools = append(w.Tools, wireToolSchema{Type: "function",
 			Function: wireFunctionSchema{Name: t.Name, Description: t.Description, Parameters: p, Strict: t.Strict}})
 	}
-	b, err := marshalNoEscape(w)
+	// The envelope with no messages; they go between its brackets. The
+	// model name before them is a JSON string: it cannot hold the key.
+	env, err := marshalNoEscape(w)
 	if err != nil {
 		return nil, fmt.Errorf("llm: encode request: %w", err)
 	}
-	return b, nil
+	head, tail, ok := bytes.Cut(env, []byte(`"messages":[]`))
+	if !ok {
+		return nil, fmt.Errorf("llm: encode request: no messages field in %.80q", env)
+	}
+	n := len(env)
+	for _, m := range req.Messages {
+		n += messageBound(m) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(append(out, head...), `"messages":[`...)
+	for i, m := range req.Messages {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("llm: encode request: %w", err)
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return append(append(out, ']'), tail...), nil
+}
+
+// messageBound is at least the length of m.MarshalJSON(): every string's
+// longest encoding (stringBound) and room for the keys and punctuation.
+func messageBound(m Message) int {
+	n := 160 + stringBound(m.Role) + stringBound(m.Content) + stringBound(m.Reasoning) + stringBound(m.ToolCallID) + len(noOutput)
+	for _, tc := range m.ToolCalls {
+		n += 96 + stringBound(tc.ID) + stringBound(tc.Name) + stringBound(tc.Arguments)
+	}
+	for _, p := range m.Parts {
+		n += 64 + stringBound(p.Text) + stringBound(p.ImageURL)
+	}
+	return n
+}
+
+// stringBound is at least the length of s encoded as a JSON string by
+// encoding/json without HTML escaping: quotes; 2 bytes for \", \\, \n,
+// \r, \t; 6 for other control characters, U+2028, U+2029 and each byte
+// of invalid UTF-8 (\u00XX, \u2028, \ufffd); other bytes as they are.
+func stringBound(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }

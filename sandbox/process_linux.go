@@ -198,6 +198,9 @@ var startedHook func()
 func startRegistered(p *Process) error {
 	startedMu.RLock()
 	defer startedMu.RUnlock()
+	if !p.ns {
+		orphanable.Store(true)
+	}
 	if err := p.cmd.Start(); err != nil {
 		return err
 	}
@@ -358,16 +361,22 @@ func rulesetFor(pol Policy, abi int) (*os.File, uint32, error) {
 	return os.NewFile(uintptr(fd), "landlock-ruleset"), flags, nil
 }
 
-// probe is Probe's work.
-func probe() Host {
-	var h Host
+// landlockABI asks the kernel for its Landlock ABI version (tests
+// replace it to force Landlock off).
+var landlockABI = llsys.LandlockGetABIVersion
+
+// quick is the part of the probe that starts no process: whether the
+// helper can be executed, and the ABI the kernel reports (abi, or 0 and
+// h.LandlockReason). Namespaces stay false, "not probed yet".
+func quick() (h Host, abi int) {
 	if _, err := os.Stat(selfExe); err != nil {
 		h.LandlockReason = "cannot re-execute the agent: " + err.Error()
 		h.NamespaceReason = h.LandlockReason
-		return h
+		return h, 0
 	}
 	h.helper = true
-	abi, err := llsys.LandlockGetABIVersion()
+	h.NamespaceReason = "not probed yet"
+	abi, err := landlockABI()
 	switch {
 	case errors.Is(err, syscall.ENOSYS):
 		h.LandlockReason = "kernel has no Landlock"
@@ -377,6 +386,27 @@ func probe() Host {
 		h.LandlockReason = "Landlock is forbidden here (seccomp)"
 	case err != nil:
 		h.LandlockReason = "Landlock: " + err.Error()
+	case abi <= 0:
+		h.LandlockReason = "kernel has no Landlock"
+	default:
+		h.LandlockABI = abi
+	}
+	if err != nil {
+		abi = 0
+	}
+	return h, abi
+}
+
+// probe is Probe's work: quick, then the helper started twice (in
+// namespaces, then confined by Landlock).
+func probe() Host {
+	h, abi := quick()
+	if !h.helper {
+		return h
+	}
+	h.LandlockABI, h.NamespaceReason = 0, ""
+	if abi <= 0 && h.LandlockReason == "" {
+		h.LandlockReason = "kernel has no Landlock"
 	}
 	base := helper.Spec{UID: os.Getuid(), GID: os.Getgid(), Probe: true}
 	ns := base
@@ -386,7 +416,7 @@ func probe() Host {
 	} else {
 		h.Namespaces = true
 	}
-	if err != nil || abi <= 0 {
+	if abi <= 0 {
 		return h
 	}
 	spec := base

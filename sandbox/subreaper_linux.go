@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,7 +34,17 @@ func BecomeSubreaper() error {
 // left alone; Starts wait while it looks for them. It waits up to about
 // a second for the killed ones to exit, to reap them. It returns how many
 // it killed.
+//
+// Only a process started outside a PID namespace of its own (directly, or
+// through a subreaper helper) can leave orphans to the agent: a namespace
+// dies whole with its helper. So when Start started none, KillAdopted
+// reads nothing at all; otherwise it reads the agent's children from
+// /proc/self/task/*/children where the kernel has them, and walks /proc
+// only where it has not.
 func KillAdopted(owner string) int {
+	if !orphanable.Load() {
+		return 0
+	}
 	self := os.Getpid()
 	mark := []byte(marker(owner) + "\x00")
 	startedMu.Lock()
@@ -65,7 +76,7 @@ func KillAdopted(owner string) int {
 // holds mark (an AgentVar entry and its NUL) and that Start did not
 // start, and returns their pids (startedMu held).
 func killAdopted(self int, mark []byte) []int {
-	procs, err := proctree.Scan()
+	procs, err := proctree.Children(self)
 	if err != nil {
 		return nil
 	}
@@ -97,3 +108,8 @@ func killAdopted(self int, mark []byte) []int {
 	}
 	return killed
 }
+
+// orphanable is set once Start has started a process that is not PID 1
+// of its own namespace: only such a process's tree can leave orphans to
+// the agent.
+var orphanable atomic.Bool

@@ -1,37 +1,51 @@
 #!/usr/bin/env bash
-# bench.sh: the figures of issue 18, through the binary, in one table.
+# bench.sh: dsh-acp's speed figures, through the binary, in one table of
+# ratios against the floor agent, a previous build and the peers.
 #
-# Usage: scripts/bench.sh [--peers DIR] [--runs N] [--only startup|list|bash]
+# Usage: scripts/bench.sh [--base COMMIT] [--peers DIR] [--runs N]
+#                         [--only startup|exit|list|history|bash]
 #
 # It builds dsh-acp statically (CGO_ENABLED=0, as the README and releases
-# do) and the stdlib-only floor agent (cmd/dsh-acp/testdata/floor), then
-# runs the Go benchmarks of cmd/dsh-acp/bench_test.go against them:
+# do), the stdlib-only floor agent (cmd/dsh-acp/testdata/floor) and, with
+# --base (default: the last tag, when there is one), the same binary from
+# a git worktree of COMMIT (the previous build), then runs the Go
+# benchmarks of cmd/dsh-acp/bench_test.go against them:
 #
-#   BenchmarkStartup           spawn -> `initialize` response, RSS after it,
-#                              stdin EOF -> exit (idle; with a session open),
-#                              dsh-acp, the floor and the peers in turn
-#   BenchmarkListSessions1000  `session/list` over 1,000 logged sessions:
-#                              the first page, all 20 pages of one walk
-#   BenchmarkBashTurn          whole prompt turns (recorded model, real bash)
-#                              of `yes | head -c 100000000` and of
+#   BenchmarkStartup           spawn -> `initialize` response, spawn ->
+#                              `session/new` response, RSS after
+#                              initialize, stdin EOF -> exit (idle; with a
+#                              session open)
+#   BenchmarkExitBusy          the exits again with 1,000 more idle
+#                              processes on the machine
+#   BenchmarkListSessions10000 `session/list` over 10,000 logged sessions:
+#                              the first page (with the list index; after
+#                              removing it), a later page, the whole walk
+#   BenchmarkHistory10000      session/load and session/resume of a
+#                              session of 10,000 tool calls: time, peak RSS
+#   BenchmarkPromptBigHistory  one prompt on a resumed history of about
+#                              50 MB (a model server on 127.0.0.1): peak RSS
+#                              against the request's size
+#   BenchmarkBashTurn          whole prompt turns (recorded model, real
+#                              bash) of 100 MB and 1 GB of output and of
 #                              `echo a; sleep 0.005; echo b`, for a client
 #                              with live terminals and one without, against
 #                              the bare command
 #
 # Each benchmark interleaves what it compares within one loop and reports
-# medians. --peers DIR measures the start-up of codex-acp and
-# claude-agent-acp found in DIR, DIR/bin or DIR/node_modules/.bin (nothing
-# is installed; their turns need a model server and are not run).
-# --runs N sets the iterations of the start-up benchmark (default 30; the
-# list runs N/6, the turns N/10, at least 3 each). It takes about a
-# minute, most of it the four 100 MB turns of the current pacing.
-# DSH_BENCH_AGENTS="name=path ..." adds other builds to the start-up
-# rows (e.g. the binary of another commit).
+# medians, so ratios come from one run on one machine state. codex-acp
+# and claude-agent-acp are measured (start-up only: their turns need a
+# model server) when found in --peers DIR (DIR, DIR/bin or
+# DIR/node_modules/.bin) or, without --peers, on PATH; nothing is
+# installed. --runs N sets the start-up iterations (default 30; exit
+# N/3, list and history N/10, the turns N/10, at least 3 each). The
+# machine's load average is printed before and after: on a shared
+# machine the ratios are the figures to read.
 set -euo pipefail
 
-peers="" runs=30 only=""
+base="" peers="" runs=30 only=""
 while [ $# -gt 0 ]; do
 	case $1 in
+	--base) base=$2; shift 2 ;;
 	--peers) peers=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
@@ -42,68 +56,118 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 work=$(mktemp -d /tmp/dsh-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+	if [ -d "$work/base-src" ]; then git worktree remove --force "$work/base-src" >/dev/null 2>&1 || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 echo "building dsh-acp and the floor agent (CGO_ENABLED=0)..." >&2
 CGO_ENABLED=0 go build -o "$work/dsh-acp" ./cmd/dsh-acp
 CGO_ENABLED=0 go build -o "$work/floor" ./cmd/dsh-acp/testdata/floor
 export DSH_BENCH_BIN=$work/dsh-acp DSH_BENCH_FLOOR=$work/floor
+if [ -z "$base" ]; then
+	base=$(git describe --tags --abbrev=0 2>/dev/null || true)
+fi
+agents=${DSH_BENCH_AGENTS:-}
+if [ -n "$base" ]; then
+	echo "building the previous build, $base, from a git worktree..." >&2
+	git worktree add --detach "$work/base-src" "$base" >/dev/null 2>&1
+	(cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/base" ./cmd/dsh-acp)
+	agents="base=$work/base${agents:+ $agents}"
+fi
+export DSH_BENCH_AGENTS=$agents
 if [ -n "$peers" ]; then
 	export DSH_BENCH_PEERS=$(cd "$peers" && pwd)
+else
+	for p in codex-acp claude-agent-acp; do
+		if command -v "$p" >/dev/null 2>&1; then export DSH_BENCH_PEERS=$(dirname "$(command -v "$p")"); break; fi
+	done
 fi
 
 at_least3() { local n=$(($1)); [ "$n" -lt 3 ] && n=3; echo "$n"; }
 bench() { # bench REGEXP RUNS: run the benchmarks matching REGEXP RUNS times
 	echo "running $1 (${2}x)..." >&2
-	go test -run '^$' -bench "$1" -benchtime "${2}x" -count 1 -timeout 30m ./cmd/dsh-acp | tee -a "$work/raw.txt" >&2
+	go test -run '^$' -bench "$1" -benchtime "${2}x" -count 1 -timeout 60m ./cmd/dsh-acp | tee -a "$work/raw.txt" >&2
 }
+load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
+load_before=$(load)
 : >"$work/raw.txt"
 case $only in "" | startup) bench '^BenchmarkStartup$' "$runs" ;; esac
-case $only in "" | list) bench '^BenchmarkListSessions1000$' "$(at_least3 "$runs/6")" ;; esac
+case $only in "" | exit) bench '^BenchmarkExitBusy$' "$(at_least3 "$runs/3")" ;; esac
+case $only in "" | list) bench '^BenchmarkListSessions10000$' "$(at_least3 "$runs/10")" ;; esac
+case $only in "" | history) bench '^(BenchmarkHistory10000|BenchmarkPromptBigHistory)$' "$(at_least3 "$runs/10")" ;; esac
 case $only in "" | bash) bench '^BenchmarkBashTurn$' "$(at_least3 "$runs/10")" ;; esac
+size() { [ -f "$1" ] && echo $(($(stat -c %s "$1") / 1000)) || echo -; }
+echo "size dsh-acp $(size "$work/dsh-acp") floor $(size "$work/floor") base $(size "$work/base")" >>"$work/raw.txt"
 
-# The table: one row per figure, from the benchmarks' metrics.
-awk -v peers="${DSH_BENCH_PEERS:-}" -v agents="${DSH_BENCH_AGENTS:-}" '
+# The table: one row per figure, from the benchmarks' metrics: dsh-acp,
+# the floor agent, the previous build (base), a peer, and dsh-acp's ratio
+# to each.
+awk -v peer="$(for p in codex-acp claude-agent-acp; do grep -q "$p-init-ms" "$work/raw.txt" && { echo "$p"; break; }; done)" \
+	-v basename="${base:-}" -v before="$load_before" -v after="$(load)" -v procs="$(nproc 2>/dev/null || echo ?)" '
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	for (i = 3; i < NF; i += 2) m[name, $(i + 1)] = $i
 	seen[name] = 1
 }
-function v(b, k) { return ((b, k) in m) ? sprintf("%.2f", m[b, k]) : "-" }
-function row(fig, a, b, r, target) { printf "| %-44s | %9s | %9s | %8s | %-16s |\n", fig, a, b, r, target }
-function x(s) { return s == "-" ? s : s "x" }
+/^size / { m["size", "dsh"] = $3; m["size", "floor"] = $5; m["size", "base"] = $7; seen["size"] = 1 }
+function v(b, k) { return ((b, k) in m && m[b, k] != "-") ? sprintf("%.2f", m[b, k]) : "-" }
+function x(a, b) { return (a == "-" || b == "-" || b + 0 == 0) ? "-" : sprintf("%.2fx", a / b) }
+function row(fig, a, f, bs, p, target) {
+	printf "| %-46s | %9s | %8s | %9s | %9s | %7s | %7s | %7s | %-18s |\n", fig, a, f, bs, p, x(a, f), x(a, bs), x(a, p), target
+}
+# r: a row from benchmark b, metric k (dsh-acp), with the metrics of
+# the floor, base and peer named fk, "base-"k and peer"-"k.
+function r(fig, b, k, fk, target) {
+	row(fig, v(b, k), (fk == "" ? "-" : v(b, fk)), v(b, "base-" k), (peer == "" ? "-" : v(b, peer "-" k)), target)
+}
 END {
-	printf "| %-44s | %9s | %9s | %8s | %-16s |\n", "figure (medians)", "dsh-acp", "compared", "ratio", "target"
-	printf "|%s|%s|%s|%s|%s|\n", "----------------------------------------------", "-----------", "-----------", "----------", "------------------"
+	printf "| %-46s | %9s | %8s | %9s | %9s | %7s | %7s | %7s | %-18s |\n", "figure (medians)", "dsh-acp", "floor", "base", (peer == "" ? "peer" : peer), "/floor", "/base", "/peer", "target"
+	print "|------------------------------------------------|-----------|----------|-----------|-----------|---------|---------|---------|--------------------|"
 	s = "BenchmarkStartup"
 	if (s in seen) {
-		row("spawn -> initialize, ms (vs floor agent)", v(s, "init-ms"), v(s, "floor-init-ms"), x(v(s, "init-x-floor")), "<= 2x floor")
-		n = split("codex-acp claude-agent-acp", p, " ")
-		for (i = 1; i <= n; i++) if ((s, p[i] "-init-ms") in m)
-			row("  " p[i] " spawn -> initialize, ms", v(s, "init-ms"), v(s, p[i] "-init-ms"), x(sprintf("%.2f", m[s, "init-ms"] / m[s, p[i] "-init-ms"])), "")
-		n = split(agents, p, " ")
-		for (i = 1; i <= n; i++) { split(p[i], kv, "="); if ((s, kv[1] "-init-ms") in m)
-			row("  build " kv[1] " spawn -> initialize, ms", v(s, "init-ms"), v(s, kv[1] "-init-ms"), x(sprintf("%.2f", m[s, "init-ms"] / m[s, kv[1] "-init-ms"])), "") }
-		row("RSS after initialize, MiB (vs floor)", v(s, "RSS-MiB"), v(s, "floor-RSS-MiB"), "", "<= 10")
-		row("stdin EOF -> exit, idle, ms (vs floor)", v(s, "exit-ms"), v(s, "floor-exit-ms"), "", "<= 100")
-		row("stdin EOF -> exit, a session open, ms", v(s, "exit-new-ms"), "", "", "<= 100")
+		r("spawn -> initialize, ms", s, "init-ms", "floor-init-ms", "<= 2.5x floor")
+		r("spawn -> session/new answered, ms", s, "new-ms", "floor-new-ms", "<= 3x floor")
+		r("RSS after initialize, MiB", s, "RSS-MiB", "floor-RSS-MiB", "<= 11")
+		r("stdin EOF -> exit, idle, ms", s, "exit-ms", "floor-exit-ms", "")
+		r("stdin EOF -> exit, a session open, ms", s, "exit-new-ms", "", "")
 	}
-	s = "BenchmarkListSessions1000"
+	s = "BenchmarkExitBusy"
 	if (s in seen) {
-		row("session/list, 1,000 sessions: first page, ms", v(s, "first-page-ms"), "", "", "<= 30")
-		row("session/list: all 20 pages, ms (vs first)", v(s, "all-pages-ms"), v(s, "first-page-ms"), x(v(s, "all-x-first")), "about 1x")
+		r("exit, idle, 1,000 more processes, ms", s, "exit-ms", "floor-exit-ms", "<= 5")
+		r("exit, a session open, 1,000 more processes, ms", s, "exit-new-ms", "", "<= 5")
 	}
-	split("100MB/terminal 100MB/plain two-piece/terminal two-piece/plain", c, " ")
-	for (i = 1; i <= 4; i++) {
-		s = "BenchmarkBashTurn/" c[i]
+	s = "BenchmarkListSessions10000"
+	if (s in seen) {
+		r("session/list 10,000: first page, ms", s, "first-page-ms", "", "<= 50")
+		r("  first page, no index file (rebuilt), ms", s, "cold-first-page-ms", "", "")
+		r("  a later page, ms", s, "later-page-ms", "", "<= 10")
+		r("  all 200 pages, ms", s, "all-pages-ms", "", "<= 1000")
+	}
+	s = "BenchmarkHistory10000"
+	if (s in seen) {
+		r("session/load, 10,000 tool calls, ms", s, "load-ms", "", "")
+		r("  peak RSS, MiB", s, "load-peak-MiB", "", "<= 64")
+		r("session/resume, 10,000 tool calls, ms", s, "resume-ms", "", "")
+		r("  peak RSS, MiB", s, "resume-peak-MiB", "", "")
+	}
+	s = "BenchmarkPromptBigHistory"
+	if (s in seen) {
+		r("prompt on a " v(s, "request-MB") " MB history, ms", s, "prompt-ms", "", "")
+		r("  peak RSS, MiB", s, "peak-MiB", "", sprintf("<= %.0f (3x request)", 3 * m[s, "request-MB"] * 1e6 / 1048576))
+	}
+	split("100MB 1GB two-piece", c, " ")
+	for (i = 1; i <= 3; i++) for (t = 0; t < 2; t++) {
+		s = "BenchmarkBashTurn/" c[i] (t == 0 ? "/terminal" : "/plain")
 		if (!(s in seen)) continue
-		fig = (c[i] ~ /^100MB/ ? "100 MB" : "two pieces") (c[i] ~ /terminal/ ? ", live terminal" : ", no terminal")
-		if (c[i] ~ /^100MB/) {
-			row("turn " fig ", ms (vs bare)", v(s, "turn-ms"), v(s, "bare-ms"), x(v(s, "turn-x-bare")), "<= 2x bare")
-			row("  peak RSS of that turn, MiB", v(s, "peak-RSS-MiB"), "", "", "<= 50")
-		} else
-			row("turn " fig ", ms (vs bare)", v(s, "turn-ms"), v(s, "bare-ms"), "+" v(s, "extra-ms"), "<= bare + 5 ms")
+		fig = (c[i] == "two-piece" ? "two pieces" : c[i]) (t == 0 ? ", live terminal" : ", no terminal")
+		target = (c[i] == "1GB" ? "<= 1.3x bare" : (c[i] == "100MB" ? "<= 2x bare" : "<= bare + 5 ms"))
+		row("turn " fig ", ms (floor column: bare)", v(s, "turn-ms"), v(s, "bare-ms"), "-", "-", target)
+		if (c[i] != "two-piece") row("  peak RSS of that turn, MiB", v(s, "peak-RSS-MiB"), "-", "-", "-", "<= 50")
 	}
-	if (("BenchmarkBashTurn/100MB/terminal" in seen) || ("BenchmarkBashTurn/two-piece/terminal" in seen))
-		print "\n100 MB: yes ... | head -c 100000000; two pieces: echo a; sleep 0.005; echo b; bare: the command alone under bash."
+	if ("size" in seen) row("CGO_ENABLED=0 binary, kB", m["size", "dsh"], m["size", "floor"], m["size", "base"], "-", "<= 15000")
+	printf "\nbase: %s. Load average (1, 5, 15 min) before: %s; after: %s; %s CPUs.\n", (basename == "" ? "none (--base COMMIT)" : basename), before, after, procs
+	if (("BenchmarkBashTurn/100MB/terminal" in seen) || ("BenchmarkBashTurn/1GB/plain" in seen))
+		print "100 MB / 1 GB: yes ... | head -c N; two pieces: echo a; sleep 0.005; echo b; bare: the command alone under bash."
 }' "$work/raw.txt"

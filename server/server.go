@@ -73,6 +73,10 @@ type Options struct {
 	// (64 MiB). A longer message is answered with an error without being
 	// held in memory.
 	MaxMessageBytes int64
+	// SpillMax is the output one shell command may save to its spill
+	// files, in bytes (--max-spill-size); 0 means
+	// toolbash.DefaultSpillMax (64 MiB), < 0 no limit.
+	SpillMax int64
 	// Models lists the endpoint's models (llm.HTTP; nil: no list). The
 	// list is asked for once, at initialize; the model option shows it.
 	Models llm.ModelLister
@@ -228,7 +232,7 @@ func New(o Options) (*Server, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	reg := tools.NewRegistry()
-	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
+	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox, SpillMax: o.SpillMax})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
 	all = append(all, toolsearch.Tools()...)

@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"cmp"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,17 +41,29 @@ type Index struct {
 	entries map[string]indexEntry // by log path
 	listed  map[string]bool       // the listPatterns a full look has covered
 	buf     *bufio.Reader         // reused by every read
+	disk    map[string]*diskIndex // the index files, by root (diskindex.go)
+	noDisk  bool                  // List's: no index file is read or written
 	// reads and stats count the logs read and stat'ed, for the tests.
 	reads, stats int
 }
 
 // indexEntry is what the Index knows of one log file: the size and
-// modification time (Unix ns) it was read at, and what the read gave
-// (ok false: not a valid log; skipped until it changes).
+// modification time (Unix ns) it was read at, its title file's (see
+// titleStamp), and what the read gave (ok false: not a valid log; skipped
+// until it changes).
 type indexEntry struct {
 	size, mtime int64
+	title       int64 // titleStamp when read
 	info        Info
 	ok          bool
+	usage       usageCache
+}
+
+// usageCache is what LastUsage gave for a log at an entry's size and
+// time: known once looked for, has when there was one (u).
+type usageCache struct {
+	known, has bool
+	u          ContextUsage
 }
 
 // List returns what List(root, cwd) returns, reading only the logs that
@@ -60,7 +71,40 @@ type indexEntry struct {
 func (x *Index) List(root, cwd string) ([]Info, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	defer x.saveDisk(root)
 	return x.refresh(root, cwd)
+}
+
+// LastUsage returns what LastUsage(path) returns, from the Index when it
+// looked it up at the log's present size and time (Page does for the
+// sessions it returns), else from the log.
+func (x *Index) LastUsage(path string) (ContextUsage, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, hit := x.entries[path]; hit && e.usage.known {
+		return e.usage.u, e.usage.has
+	}
+	return LastUsage(path)
+}
+
+// lookUsage fills the usage of the entries of infos that have none yet
+// (x.mu held): LastUsage of the log, kept when the log still has the
+// entry's size and time afterwards.
+func (x *Index) lookUsage(infos []Info) {
+	for _, in := range infos {
+		e, hit := x.entries[in.Path]
+		if !hit || e.usage.known {
+			continue
+		}
+		u, has := LastUsage(in.Path)
+		st, err := os.Stat(in.Path)
+		if err != nil || st.Size() != e.size || st.ModTime().UnixNano() != e.mtime {
+			continue
+		}
+		e.usage = usageCache{known: true, has: has, u: u}
+		x.entries[in.Path] = e
+		x.dirtyPath(in.Path)
+	}
 }
 
 // Page returns at most n sessions of List(root, cwd) that come after a
@@ -74,6 +118,16 @@ func (x *Index) List(root, cwd string) ([]Info, error) {
 func (x *Index) Page(root, cwd string, after func(Info) bool, n int) ([]Info, bool, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	page, more, err := x.page(root, cwd, after, n)
+	if err == nil {
+		x.lookUsage(page)
+		x.saveDisk(root)
+	}
+	return page, more, err
+}
+
+// page is Page's work (x.mu held).
+func (x *Index) page(root, cwd string, after func(Info) bool, n int) ([]Info, bool, error) {
 	if after == nil || !x.listed[listPattern(root, cwd)] {
 		all, err := x.refresh(root, cwd)
 		if err != nil {
@@ -126,7 +180,7 @@ func (x *Index) pageAfter(root, cwd string, after func(Info) bool, n int) ([]Inf
 			if !checked[c.path] {
 				checked[c.path] = true
 				var exists, fresh bool
-				e, exists, fresh = x.revalidate(c.path)
+				e, exists, fresh = x.revalidate(c.path, true)
 				if !exists || !e.ok || (cwd != "" && e.info.Cwd != cwd) || !after(e.info) {
 					cands = slices.Delete(cands, i, i+1)
 					i--
@@ -156,19 +210,19 @@ func (x *Index) pageAfter(root, cwd string, after func(Info) bool, n int) ([]Inf
 // set) and returns List's answer.
 func (x *Index) refresh(root, cwd string) ([]Info, error) {
 	pattern := listPattern(root, cwd)
-	paths, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("session: listing %s: %w", root, err)
-	}
 	if x.entries == nil {
-		x.entries = make(map[string]indexEntry, len(paths))
+		x.entries = map[string]indexEntry{}
 		x.listed = map[string]bool{}
 	}
+	x.loadDisk(root)
+	folders := listFolders(root, cwd)
+	changed := x.foldersChanged(root, folders)
+	paths := x.folderLogs(folders, changed)
 	out := make([]Info, 0, len(paths))
 	seen := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		seen[p] = true
-		e, exists, _ := x.revalidate(p)
+		e, exists, _ := x.revalidate(p, changed[filepath.Dir(p)])
 		if exists && e.ok && (cwd == "" || e.info.Cwd == cwd) {
 			out = append(out, e.info)
 		}
@@ -187,7 +241,7 @@ func (x *Index) refresh(root, cwd string) ([]Info, error) {
 
 // scope returns whether a log path is one that List(root, cwd) looks at:
 // in cwd's folder, or (no cwd) in any folder of root. The paths are the
-// ones filepath.Glob gave for listPattern (clean, joined with the
+// ones listFolders and logsIn give (clean, joined with the
 // separator).
 func (x *Index) scope(root, cwd string) func(p string) bool {
 	parent := func(p string) string { return p[:max(strings.LastIndexByte(p, filepath.Separator), 0)] }
@@ -200,10 +254,11 @@ func (x *Index) scope(root, cwd string) func(p string) bool {
 }
 
 // revalidate returns the entry of the log at p, reading the log when the
-// Index has no entry for it or the file's size or modification time
-// changed (fresh is then true). exists is false when the file cannot be
+// Index has no entry for it, the file's size or modification time
+// changed, or (checkTitle) its title file is not the one the entry was
+// read with (fresh is then true). exists is false when the file cannot be
 // opened or stat'ed; it is then forgotten.
-func (x *Index) revalidate(p string) (e indexEntry, exists, fresh bool) {
+func (x *Index) revalidate(p string, checkTitle bool) (e indexEntry, exists, fresh bool) {
 	if e, hit := x.entries[p]; hit {
 		x.stats++
 		st, err := os.Stat(p)
@@ -211,7 +266,7 @@ func (x *Index) revalidate(p string) (e indexEntry, exists, fresh bool) {
 			delete(x.entries, p)
 			return indexEntry{}, false, false
 		}
-		if st.Size() == e.size && st.ModTime().UnixNano() == e.mtime {
+		if st.Size() == e.size && st.ModTime().UnixNano() == e.mtime && (!checkTitle || titleStamp(p) == e.title) {
 			return e, true, false
 		}
 	}
@@ -219,12 +274,14 @@ func (x *Index) revalidate(p string) (e indexEntry, exists, fresh bool) {
 	if x.buf == nil {
 		x.buf = bufio.NewReaderSize(nil, infoBufSize)
 	}
+	title := titleStamp(p) // before the read: a newer file is seen next time
 	info, st, ok := readInfo(p, x.buf)
 	if st == nil {
 		delete(x.entries, p)
 		return indexEntry{}, false, false
 	}
-	e = indexEntry{size: st.Size(), mtime: st.ModTime().UnixNano(), info: info, ok: ok}
+	e = indexEntry{size: st.Size(), mtime: st.ModTime().UnixNano(), title: title, info: info, ok: ok}
 	x.entries[p] = e
+	x.dirtyPath(p)
 	return e, true, true
 }

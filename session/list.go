@@ -122,14 +122,57 @@ func isBackupOf(n, base string) bool {
 // UpdatedAt, then ID): all of them, or, when cwd is non-empty, those whose
 // logged cwd equals cwd. Only a log's header and first lines are read. A
 // log without a valid header is skipped; a missing root gives no
-// sessions and no error. It reads every log each time; an Index reads
-// only the logs that changed since its last call.
+// sessions and no error. It reads every log each time (and neither reads
+// nor writes the list index, IndexFile); an Index reads only the logs
+// that changed since its last call or its index file's entry.
 func List(root, cwd string) ([]Info, error) {
-	var x Index
+	x := Index{noDisk: true}
 	return x.List(root, cwd)
 }
 
-// listPattern is the glob of the logs List looks at.
+// listFolders returns the folders whose logs List(root, cwd) looks at:
+// cwd's (whether or not it exists), or every entry of root, joined to the
+// clean root as filepath.Glob joins them (those that are not directories
+// give no logs).
+func listFolders(root, cwd string) []string {
+	root = filepath.Clean(root)
+	if cwd != "" {
+		return []string{filepath.Join(root, cwdDir(cwd))}
+	}
+	var dirs []string
+	for _, n := range readNames(root) {
+		dirs = append(dirs, filepath.Join(root, n))
+	}
+	return dirs
+}
+
+// logsIn returns the paths of the logs in folder dir (names ending in
+// .jsonl, as the glob of listPattern matches them), one directory read,
+// no pattern matching or sorting.
+func logsIn(dir string) []string {
+	var out []string
+	for _, n := range readNames(dir) {
+		if strings.HasSuffix(n, ".jsonl") {
+			out = append(out, dir+string(filepath.Separator)+n)
+		}
+	}
+	return out
+}
+
+// readNames lists the names in directory dir; nil when it cannot be
+// read (or is not a directory).
+func readNames(dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return names
+}
+
+// listPattern is the glob of the logs List looks at (it keys what an
+// Index has looked at).
 func listPattern(root, cwd string) string {
 	if cwd != "" {
 		return filepath.Join(root, cwdDir(cwd), "*.jsonl")

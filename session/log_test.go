@@ -420,6 +420,9 @@ func TestLogWriteError(t *testing.T) {
 const lockHolderEnv = "SESSION_LOCK_HOLDER"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(indexChurnEnv); spec != "" {
+		os.Exit(runChurnChild(spec))
+	}
 	if path := os.Getenv(lockHolderEnv); path != "" {
 		lock, err := Acquire(path)
 		if err != nil {

@@ -191,6 +191,32 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 	return st
 }
 
+// Each calls f with the log's events in order (Events, then nothing
+// else: the Synthetic ones are among them) and stops at f's first error,
+// which it returns. A Lazy log's events are decoded one at a time and not
+// kept, so a replay of a long log holds one event, not all of them; a bad
+// line among them is a *CorruptError (Store.Ready would report it too).
+func (l *Loaded) Each(f func(Event) error) error {
+	if !l.Lazy {
+		for _, ev := range l.Events {
+			if err := f(ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, ln := range l.lines {
+		ev, err := parseEvent(ln, int64(i))
+		if err != nil {
+			return &CorruptError{Path: l.Path, Line: i + 2, Reason: err.Error()}
+		}
+		if err := f(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parseLog is ReadLog on the file's bytes.
 func parseLog(path string, data []byte) (*Loaded, error) {
 	l := &Loaded{Path: path, data: data}

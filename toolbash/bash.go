@@ -264,10 +264,10 @@ func (p *proc) spillPaths() []string {
 // capture collects a finished command's output and exit.
 func (p *proc) capture() capture {
 	var c capture
-	out, cut, path := p.out[0].result()
-	c.stdout, c.stdoutCut, c.stdoutPath = string(out), cut, path
-	errb, cut, path := p.out[1].result()
-	c.stderr, c.stderrCut, c.stderrPath = string(errb), cut, path
+	out, cut, path, saved := p.out[0].result()
+	c.stdout, c.stdoutCut, c.stdoutPath, c.stdoutSaved = string(out), cut, path, saved
+	errb, cut, path, saved := p.out[1].result()
+	c.stderr, c.stderrCut, c.stderrPath, c.stderrSaved = string(errb), cut, path, saved
 	c.exitCode, c.signal, _ = p.exit()
 	return c
 }

@@ -455,3 +455,31 @@ func TestBashLiveCap(t *testing.T) {
 		t.Errorf("result lacks the stdout truncation line: %q", got[max(0, len(got)-200):])
 	}
 }
+
+// TestBashSpillLimit: with a spill limit of 1 MB, 4 MB of output (on
+// stdout, and some on stderr) saves 1 MB in all: stdout's file holds its
+// first bytes within the limit, then the line saying where it was cut and
+// how much more came, and the result names the file as holding only the
+// start; the tail the model sees is the output's end as without a limit.
+func TestBashSpillLimit(t *testing.T) {
+	t.Parallel()
+	g := newRigWith(t, Options{SpillMax: 1 << 20})
+	res, _ := g.call(context.Background(), nil, "bash", map[string]any{"command": "head -c 100000 /dev/zero | tr '\\0' e >&2; head -c 4000000 /dev/zero | tr '\\0' a; echo end", "description": "d"})
+	got := text(res)
+	m := regexp.MustCompile(`\n\[output truncated; its first (\d+) bytes \(the spill limit\): (/\S+-stdout\.log)\]`).FindStringSubmatch(got)
+	if res.IsError || m == nil || !strings.Contains(got, "aaaaend\n") {
+		t.Fatalf("result %v %q", m == nil, regexp.MustCompile(`\n\[output truncated[^\n]*`).FindAllString(got, -1))
+	}
+	data, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := strconv.Atoi(m[1])
+	if saved != 1<<20-100000 {
+		t.Errorf("stdout saved %d bytes, want the 1 MiB limit less stderr's 100000", saved)
+	}
+	want := strings.Repeat("a", saved) + cutLine(int64(saved), 4000004)
+	if string(data) != want {
+		t.Errorf("spill file: %d bytes ending %q, want %d ending %q", len(data), data[max(0, len(data)-200):], len(want), want[len(want)-200:])
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/sandbox"
@@ -31,6 +32,10 @@ type Options struct {
 	// Sandbox is how commands are confined (see package sandbox); the zero
 	// value is workspace-write.
 	Sandbox sandbox.Config
+	// SpillMax is how many bytes of output one command may write to its
+	// spill files (both streams together); 0 means DefaultSpillMax, a
+	// negative value no limit.
+	SpillMax int64
 	// AdditionalDirs are directories commands of every session may write
 	// besides the session cwd under workspace-write; a session's own
 	// additional directories (tools.AdditionalDirectories) are added to
@@ -48,12 +53,14 @@ type Manager struct {
 	log     *slog.Logger
 	tempDir string
 	liveCap int64 // LiveCap, smaller in tests
-	sandbox sandbox.Config
-	// host is what the kernel offers (sandbox.Probe), set by New's
-	// probe goroutine before it closes probed: read it through Host.
-	host   sandbox.Host
-	probed chan struct{}
-	dirs   []string // AdditionalDirs
+	// spillMax is Options.SpillMax resolved (< 0: no limit).
+	spillMax int64
+	sandbox  sandbox.Config
+	// probeLog logs, once, what the probe found (see Host).
+	probeLog sync.Once
+	// guessed is set once SandboxWarning said "" before the probe had run.
+	guessed atomic.Bool
+	dirs    []string // AdditionalDirs
 	// caches: under workspace-write commands may write the build caches
 	// (sandbox.Caches, which makes missing ones: looked up at the first
 	// command, so that starting the agent creates nothing in HOME).
@@ -88,9 +95,9 @@ var undumpable, subreaper sync.Once
 // commands themselves stay dumpable (exec resets the flag). A failure is
 // logged as a warning to the first Manager's Log.
 //
-// New also makes the agent a child subreaper (sandbox.BecomeSubreaper),
-// probes the kernel's sandbox support (sandbox.Probe) and, when commands
-// will not be confined as o.Sandbox asks, logs SandboxWarning at warn.
+// New also makes the agent a child subreaper (sandbox.BecomeSubreaper).
+// It starts no process: the kernel's sandbox support is probed when it is
+// first needed (see Host).
 func New(o Options) *Manager {
 	log := o.Log
 	if log == nil {
@@ -107,34 +114,34 @@ func New(o Options) *Manager {
 		}
 	})
 	m := &Manager{log: log, tempDir: o.TempDir, liveCap: LiveCap, procs: map[*proc]struct{}{}, tasks: map[string]*task{},
-		sandbox: o.Sandbox, probed: make(chan struct{}), dirs: o.AdditionalDirs, temps: map[string]bool{},
-		owner: sandbox.NewOwner()}
+		sandbox: o.Sandbox, dirs: o.AdditionalDirs, temps: map[string]bool{},
+		owner: sandbox.NewOwner(), spillMax: o.SpillMax}
+	if m.spillMax == 0 {
+		m.spillMax = DefaultSpillMax
+	}
 	if mode, _ := sandbox.ParseMode(string(o.Sandbox.Mode)); mode == sandbox.WorkspaceWrite {
 		m.caches = true
 	}
-	// The probe starts the sandbox helper twice (about 6 ms each, most of
-	// the agent's start-up): it runs while the editor's initialize is
-	// read and answered, and what needs its answer (a command, the bash
-	// tool's description, a session's sandbox notice) waits for it. The
-	// goroutine ends by itself once the probe returned.
-	go func() {
-		m.host = sandbox.Probe()
-		close(m.probed)
-		if w := m.SandboxWarning(); w != "" {
-			log.Warn(w)
-		} else {
-			log.Info("bash: commands run through the sandbox helper", "sandbox", sandbox.Describe(o.Sandbox, m.host),
-				"processes", sandbox.DescribeProcesses(o.Sandbox, m.host))
-		}
-	}()
 	return m
 }
 
 // Host is what the kernel offers for confining commands (sandbox.Probe).
-// It waits for New's probe, a few milliseconds after New at most.
+// The first call probes (the sandbox helper started twice, a few
+// milliseconds; later calls and other Managers share the answer) and logs
+// what it found: the warning of SandboxWarning, or the sandbox's state at
+// info. A command's start and the bash tool's description (the model's
+// first request) ask for it; nothing earlier does.
 func (m *Manager) Host() sandbox.Host {
-	<-m.probed
-	return m.host
+	h := sandbox.Probe()
+	m.probeLog.Do(func() {
+		if w := m.warning(h); w != "" {
+			m.log.Warn(w)
+		} else {
+			m.log.Info("bash: commands run through the sandbox helper", "sandbox", sandbox.Describe(m.sandbox, h),
+				"processes", sandbox.DescribeProcesses(m.sandbox, h))
+		}
+	})
+	return h
 }
 
 // Confined reports whether commands run confined by the kernel (the
@@ -144,12 +151,44 @@ func (m *Manager) Confined() bool { return m.sandbox.Confines(m.Host()) }
 // SandboxWarning is what a session should tell the user once (a notice,
 // or a log line) when commands will not be confined as configured: the
 // kernel has no usable Landlock. It is "" when they are confined, and when
-// the user chose --sandbox off.
+// the user chose --sandbox off. It never waits for the probe (a session
+// opens without it): before the probe it judges by what the kernel says
+// of Landlock alone (sandbox.Quick); should the probe then find Landlock
+// refused to the helper, the first command's session is told (see
+// noteProbe).
 func (m *Manager) SandboxWarning() string {
-	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.Confined() {
+	_, probed := sandbox.Probed()
+	w := m.warning(sandbox.Quick())
+	if !probed && w == "" {
+		m.guessed.Store(true)
+	}
+	return w
+}
+
+// noteKey marks a session told by noteProbe.
+type noteKey struct{ m *Manager }
+
+// noteProbe tells sess, once, that its commands run unconfined after all
+// when SandboxWarning said nothing before the probe and the probe then
+// found Landlock refused to the helper (it needs Host, so the caller is
+// about to start a command anyway).
+func (m *Manager) noteProbe(sess tools.Session) {
+	w := m.warning(m.Host())
+	if sess == nil || w == "" || !m.guessed.Load() {
+		return
+	}
+	sess.Value(noteKey{m}, func() any {
+		tools.Notify(sess, tools.Notice{Severity: tools.NoticeWarning, Title: "Shell commands run without a sandbox", Description: w})
+		return true
+	})
+}
+
+// warning is SandboxWarning's sentence for host h.
+func (m *Manager) warning(h sandbox.Host) string {
+	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.sandbox.Confines(h) {
 		return ""
 	}
-	return "shell commands run without a sandbox (" + m.Host().LandlockReason + "); only the permission checks guard what they do"
+	return "shell commands run without a sandbox (" + h.LandlockReason + "); only the permission checks guard what they do"
 }
 
 // Tools returns the tools bash, bash_output and bash_kill, in that order.
@@ -172,12 +211,18 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 	m.cmdSeq++
 	n := m.cmdSeq
 	m.mu.Unlock()
+	m.noteProbe(sess)
 	pol, env, err := m.setup(sess, dir, unconfined)
 	if err != nil {
 		return nil, err
 	}
 	spill := func(stream string) (*os.File, string, error) { return m.createSpill(n, stream) }
-	out := [2]*stream{newStream("stdout", TailBytes, spill), newStream("stderr", TailBytes, spill)}
+	var budget *spillBudget
+	if m.spillMax > 0 {
+		budget = new(spillBudget)
+		budget.Store(m.spillMax)
+	}
+	out := [2]*stream{newStream("stdout", TailBytes, spill, budget), newStream("stderr", TailBytes, spill, budget)}
 	p, err := startProc(command, dir, pol, env, m.owner, out, lv)
 	if err != nil {
 		return nil, err

@@ -14,10 +14,13 @@ type capture struct {
 	stdoutCut, stderrCut bool
 	stdoutPath           string // spill file, "" when unavailable
 	stderrPath           string
-	timedOut             bool
-	timeoutMs            float64
-	signal               string // "SIGTERM" when a signal ended the shell
-	exitCode             int
+	// stdoutSaved and stderrSaved are the bytes the spill files hold when
+	// the spill limit cut them short, else 0.
+	stdoutSaved, stderrSaved int64
+	timedOut                 bool
+	timeoutMs                float64
+	signal                   string // "SIGTERM" when a signal ended the shell
+	exitCode                 int
 	// sandboxLine says the sandbox blocked a write, or is "".
 	sandboxLine string
 }
@@ -44,7 +47,7 @@ func renderResult(c capture) (text string, outputLen int) {
 	var b strings.Builder
 	b.WriteString(c.stdout)
 	if c.stdoutCut {
-		b.WriteString(truncatedLine(c.stdoutPath))
+		b.WriteString(truncatedLine(c.stdoutPath, c.stdoutSaved))
 	}
 	if c.stderr != "" || c.stderrCut {
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
@@ -53,7 +56,7 @@ func renderResult(c capture) (text string, outputLen int) {
 		b.WriteString("[stderr]\n")
 		b.WriteString(c.stderr)
 		if c.stderrCut {
-			b.WriteString(truncatedLine(c.stderrPath))
+			b.WriteString(truncatedLine(c.stderrPath, c.stderrSaved))
 		}
 	}
 	outputLen = len(strings.ToValidUTF8(b.String(), "\uFFFD"))
@@ -84,10 +87,14 @@ func renderResult(c capture) (text string, outputLen int) {
 	return strings.ToValidUTF8(b.String(), "\uFFFD"), outputLen
 }
 
-// truncatedLine is appended to a stream that was cut.
-func truncatedLine(path string) string {
+// truncatedLine is appended to a stream that was cut; saved is how much
+// of it its spill file holds when the spill limit cut that short (0: all
+// of it).
+func truncatedLine(path string, saved int64) string {
 	if path == "" {
 		path = "(unavailable)"
+	} else if saved > 0 {
+		return "\n[output truncated; its first " + strconv.FormatInt(saved, 10) + " bytes (the spill limit): " + path + "]"
 	}
 	return "\n[output truncated; full output: " + path + "]"
 }

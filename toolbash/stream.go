@@ -2,12 +2,25 @@ package toolbash
 
 import (
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // TailBytes is how much of each output stream a command keeps in memory:
 // its last 64,000 bytes, cut at a character boundary when it was cut.
 const TailBytes = 64000
+
+// DefaultSpillMax is how many bytes of output one command may write to
+// its spill files, both streams together, unless Options.SpillMax says
+// otherwise: 64 MiB. Past it the output is still read (and its tail
+// kept), but no longer saved: the spill file ends with a line saying
+// where it was cut, and the result says the file holds only the start.
+const DefaultSpillMax = 64 << 20
+
+// spillBudget is what is left of one command's DefaultSpillMax (or
+// Options.SpillMax), shared by its two streams; nil means no limit.
+type spillBudget = atomic.Int64
 
 // spillFunc creates the spill file of one stream ("stdout" or "stderr"):
 // an exclusive, owner-only file, and its path.
@@ -17,9 +30,10 @@ type spillFunc func(stream string) (*os.File, string, error)
 // memory and, from the first time the output outgrows that, all of it in a
 // spill file. One goroutine writes (the reader); any may read.
 type stream struct {
-	name  string
-	limit int
-	spill spillFunc
+	name   string
+	limit  int
+	spill  spillFunc
+	budget *spillBudget // nil: the spill file takes all of the output
 
 	mu      sync.Mutex
 	tail    tailBuf
@@ -29,10 +43,15 @@ type stream struct {
 	path    string   // the spill file's path; "" when there is none (or it failed)
 	failed  bool     // the spill file could not be created or written
 	closed  bool     // the stream reached its end
+	saved   int64    // bytes in the spill file
+	cut     bool     // the budget ran out: the file holds only the start
 }
 
-func newStream(name string, limit int, spill spillFunc) *stream {
-	return &stream{name: name, limit: limit, spill: spill, tail: tailBuf{limit: limit}}
+// newStream returns the capture of one stream keeping limit bytes in
+// memory, spilling through spill (nil: no spill file) within budget
+// (nil: no limit).
+func newStream(name string, limit int, spill spillFunc, budget *spillBudget) *stream {
+	return &stream{name: name, limit: limit, spill: spill, budget: budget, tail: tailBuf{limit: limit}}
 }
 
 // write records p (the reader calls it for each chunk read).
@@ -42,13 +61,30 @@ func (s *stream) write(p []byte) {
 	if s.file == nil && !s.failed && s.total+int64(len(p)) > int64(s.limit) {
 		s.openSpill()
 	}
-	if s.file != nil {
-		if _, err := s.file.Write(p); err != nil {
-			s.dropSpill()
-		}
+	if s.file != nil && !s.cut {
+		s.save(p)
 	}
 	s.total += int64(len(p))
 	s.tail.write(p)
+}
+
+// save writes p to the spill file, as much as the budget allows (the
+// file is written once, never read back: the tail is in memory).
+func (s *stream) save(p []byte) {
+	n := len(p)
+	if s.budget != nil {
+		left := s.budget.Add(-int64(n))
+		if left < 0 {
+			n = max(0, n+int(left))
+			s.budget.Add(int64(len(p) - n)) // what it did not use
+			s.cut = true
+		}
+	}
+	if _, err := s.file.Write(p[:n]); err != nil {
+		s.dropSpill()
+		return
+	}
+	s.saved += int64(n)
 }
 
 // openSpill creates the spill file and writes the output so far (all of
@@ -64,9 +100,7 @@ func (s *stream) openSpill() {
 		return
 	}
 	s.file, s.path = f, path
-	if _, err := f.Write(s.tail.bytes()); err != nil {
-		s.dropSpill()
-	}
+	s.save(s.tail.bytes())
 }
 
 // dropSpill gives up on an incomplete spill file.
@@ -81,6 +115,9 @@ func (s *stream) close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.file != nil {
+		if s.cut {
+			_, _ = s.file.WriteString(cutLine(s.saved, s.total))
+		}
 		if err := s.file.Close(); err != nil {
 			s.path, s.failed = "", true
 		}
@@ -88,10 +125,17 @@ func (s *stream) close() {
 	}
 }
 
+// cutLine ends a spill file cut short: where, and how much more there was.
+func cutLine(saved, total int64) string {
+	return "\n[dsh-acp: the output was cut here, after its first " + strconv.FormatInt(saved, 10) +
+		" bytes (the spill limit per command, --max-spill-size); " + strconv.FormatInt(total-saved, 10) + " more bytes were not saved]\n"
+}
+
 // result returns what a foreground result shows of the stream: its tail
-// (starting at a character boundary when cut), whether output was cut, and
-// the spill file's path ("" when unavailable).
-func (s *stream) result() (text []byte, cut bool, path string) {
+// (starting at a character boundary when cut), whether output was cut, the
+// spill file's path ("" when unavailable) and, when the spill limit cut
+// that file short, how many bytes it holds (else 0).
+func (s *stream) result() (text []byte, cut bool, path string, saved int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.tail.bytes()
@@ -99,7 +143,10 @@ func (s *stream) result() (text []byte, cut bool, path string) {
 	if cut {
 		b = b[runeStartSkip(b):]
 	}
-	return append([]byte(nil), b...), cut, s.path
+	if s.cut && s.path != "" {
+		saved = s.saved
+	}
+	return append([]byte(nil), b...), cut, s.path, saved
 }
 
 // readNew returns the output written since the previous readNew (a

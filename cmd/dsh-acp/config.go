@@ -46,6 +46,9 @@ type config struct {
 	ShowVersion      bool
 	// MaxMessageBytes is the largest ACP message read, in bytes.
 	MaxMessageBytes int64
+	// SpillMax is the output one command may save to its spill files, in
+	// bytes; < 0 means no limit (--max-spill-size 0).
+	SpillMax int64
 	// ModelIdleTimeout ends a model request that sends nothing for that
 	// long; 0 means never.
 	ModelIdleTimeout time.Duration
@@ -116,9 +119,8 @@ func modeList() string {
 // flagValues are the flags whose text parseConfig checks after parsing.
 type flagValues struct {
 	logLevel, maxSteps, lineBase, sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images *string
-	titles, compactAt, provider, lowBalance, subagentDepth                                                  *string
-	promptQueue                                                                                             *string
-	webAllowPrivate                                                                                         *string
+	titles, compactAt, provider, lowBalance, subagentDepth, maxSpill                                        *string
+	promptQueue, webAllowPrivate                                                                            *string
 }
 
 // defineFlags defines every flag on fs, storing into c, with defaults
@@ -137,6 +139,7 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.sandboxMode = fs.String("sandbox", get("DSH_SANDBOX", string(sandbox.WorkspaceWrite)), "how shell commands are confined: workspace-write, read-only, off (env DSH_SANDBOX)")
 	v.sandboxNet = fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
 	v.maxMessage = fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
+	v.maxSpill = fs.String("max-spill-size", get("DSH_MAX_SPILL_SIZE", "64MiB"), "output one shell command may save to its spill files, in bytes (suffixes KiB, MiB, GiB); past it the output is still read but no longer saved, and the file ends saying where it was cut; 0: no limit (env DSH_MAX_SPILL_SIZE)")
 	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
@@ -245,6 +248,12 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	}
 	if c.MaxMessageBytes, err = parseSize(*maxMessage); err != nil || c.MaxMessageBytes < 1024 {
 		return c, fmt.Errorf("--max-message-size (or DSH_MAX_MESSAGE_SIZE) must be a size of at least 1KiB (e.g. 64MiB), got %q", *maxMessage)
+	}
+	if c.SpillMax, err = parseSize(*v.maxSpill); err != nil || c.SpillMax < 0 {
+		return c, fmt.Errorf("--max-spill-size (or DSH_MAX_SPILL_SIZE) must be a size (e.g. 64MiB) or 0, got %q", *v.maxSpill)
+	}
+	if c.SpillMax == 0 {
+		c.SpillMax = -1 // toolbash.Options: no limit
 	}
 	if c.ModelIdleTimeout, err = parseTimeout(*idle); err != nil {
 		return c, fmt.Errorf("--model-idle-timeout (or DSH_MODEL_IDLE_TIMEOUT) must be a duration (e.g. 120s, 5m) or 0, got %q", *idle)

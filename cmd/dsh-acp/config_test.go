@@ -206,3 +206,31 @@ func TestLowBalanceFlag(t *testing.T) {
 		t.Errorf("default low balance %v, %v", c.LowBalance, err)
 	}
 }
+
+// TestSpillFlag: --max-spill-size and DSH_MAX_SPILL_SIZE (default 64 MiB,
+// 0 for no limit, the flag winning), bad values refused naming the flag.
+func TestSpillFlag(t *testing.T) {
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want int64
+	}{
+		{nil, nil, 64 << 20},
+		{[]string{"--max-spill-size", "1GiB"}, map[string]string{"DSH_MAX_SPILL_SIZE": "5M"}, 1 << 30},
+		{nil, map[string]string{"DSH_MAX_SPILL_SIZE": "5M"}, 5 << 20},
+		{[]string{"--max-spill-size=0"}, nil, -1},
+	} {
+		c, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.SpillMax != tc.want {
+			t.Errorf("%q %v: %d %v, want %d", tc.args, tc.env, c.SpillMax, err, tc.want)
+		}
+	}
+	for _, v := range []string{"-5", "lots", "5TB"} {
+		if _, err := parseConfig([]string{"--max-spill-size", v}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--max-spill-size") {
+			t.Errorf("%q: %v, want an error naming the flag", v, err)
+		}
+	}
+}

@@ -145,6 +145,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Log:             log,
 		Version:         version,
 		MaxMessageBytes: cfg.MaxMessageBytes,
+		SpillMax:        cfg.SpillMax,
 		Catalog:         cfg.Catalog,
 		ContextWindow:   cfg.ContextWindow,
 		Provider:        cfg.Provider,

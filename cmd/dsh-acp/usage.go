@@ -61,6 +61,7 @@ var flagTable = map[string]flagHelp{
 
 	"max-steps":          {groupLimits, "int"},
 	"max-message-size":   {groupLimits, "size"},
+	"max-spill-size":     {groupLimits, "size"},
 	"model-idle-timeout": {groupLimits, "duration"},
 
 	"log-level": {groupLogging, "LEVEL"},

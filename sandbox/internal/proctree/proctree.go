@@ -52,6 +52,58 @@ func Scan() ([]Proc, error) {
 	return out, nil
 }
 
+// Children lists the children of pid (the processes whose parent it is,
+// as Stat shows them): from /proc/<pid>/task/*/children where the kernel
+// provides those files (CONFIG_PROC_CHILDREN), which costs what the
+// process's threads and children number, not the machine's processes;
+// elsewhere from Scan. A child that forks or exits meanwhile may be left
+// out or listed (check it again before acting on it).
+func Children(pid int) ([]Proc, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	tids, err := d.Readdirnames(-1)
+	_ = d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []Proc
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + tid + "/children")
+		if err != nil {
+			if os.IsNotExist(err) && len(out) == 0 {
+				return children(pid)
+			}
+			continue // the thread ended
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				if p, ok := Stat(c); ok && p.PPid == pid {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// children is Children from a Scan.
+func children(pid int) ([]Proc, error) {
+	procs, err := Scan()
+	if err != nil {
+		return nil, err
+	}
+	out := procs[:0]
+	for _, p := range procs {
+		if p.PPid == pid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 // Stat reads /proc/<pid>/stat; ok is false when the process is gone.
 func Stat(pid int) (p Proc, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

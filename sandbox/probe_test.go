@@ -1,0 +1,91 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// freshProbe makes Probe probe again (as in a new process) with
+// landlockABI replaced by abi, and restores both after t.
+func freshProbe(t *testing.T, abi func() (int, error)) {
+	t.Helper()
+	oldABI, oldHost, oldDone := landlockABI, probed, probeDone.Load()
+	landlockABI = abi
+	probeOnce, probed = sync.Once{}, Host{}
+	probeDone.Store(false)
+	t.Cleanup(func() {
+		landlockABI, probed = oldABI, oldHost
+		probeOnce = sync.Once{}
+		if oldDone {
+			probeOnce.Do(func() {})
+		}
+		probeDone.Store(oldDone)
+	})
+}
+
+// TestProbeLandlockOff: with Landlock forced off (the kernel answers
+// ENOSYS), Quick already says so without starting anything, Probe runs
+// once however many ask at once, and its answer is "no Landlock" with the
+// namespaces probed as on the real kernel; commands then start
+// unconfined.
+func TestProbeLandlockOff(t *testing.T) {
+	real := Probe() // the real kernel's answer, for the namespaces
+	freshProbe(t, func() (int, error) { return 0, syscall.ENOSYS })
+	runs := probeRuns.Load()
+	q := Quick()
+	if q.LandlockABI != 0 || q.LandlockReason != "kernel has no Landlock" || q.Namespaces || q.NamespaceReason != "not probed yet" {
+		t.Errorf("Quick = %+v", q)
+	}
+	if _, ok := Probed(); ok || probeRuns.Load() != runs {
+		t.Fatalf("Quick probed (Probed %v, %d probes)", ok, probeRuns.Load()-runs)
+	}
+	var wg sync.WaitGroup
+	hosts := make([]Host, 8)
+	for i := range hosts {
+		wg.Go(func() { hosts[i] = Probe() })
+	}
+	wg.Wait()
+	if n := probeRuns.Load() - runs; n != 1 {
+		t.Errorf("%d probes ran, want 1", n)
+	}
+	want := Host{LandlockReason: "kernel has no Landlock", Namespaces: real.Namespaces, NamespaceReason: real.NamespaceReason, helper: real.helper}
+	for i, h := range hosts {
+		if h != want {
+			t.Errorf("Probe %d = %+v, want %+v", i, h, want)
+		}
+	}
+	if h, ok := Probed(); !ok || h != want {
+		t.Errorf("Probed = %+v, %v", h, ok)
+	}
+	if Quick() != want {
+		t.Errorf("Quick after the probe = %+v", Quick())
+	}
+	if (Config{}).Confines(want) {
+		t.Error("workspace-write confines without Landlock")
+	}
+	dir := t.TempDir()
+	p, r := startOwned(t, Policy{Config: Config{}, Project: dir, TempDir: dir}, dir, "echo hi > /tmp/x-probe-test-$$ && rm /tmp/x-probe-test-$$ && echo wrote", "")
+	buf := make([]byte, 16)
+	n, _ := r.Read(buf)
+	if ws := p.WaitCommand(); string(buf[:n]) != "wrote\n" || ws.ExitStatus() != 0 || p.Confined {
+		t.Errorf("unconfined command: %q, %v, confined %v", buf[:n], ws, p.Confined)
+	}
+}
+
+// TestQuickMatchesProbe: on this kernel, what Quick says of Landlock
+// before the probe is what the probe finds (unless the helper is refused
+// Landlock, which the probe alone can tell).
+func TestQuickMatchesProbe(t *testing.T) {
+	freshProbe(t, landlockABI)
+	q := Quick()
+	h := Probe()
+	if q.LandlockABI != h.LandlockABI && h.LandlockABI != 0 {
+		t.Errorf("Quick's ABI %d, Probe's %d", q.LandlockABI, h.LandlockABI)
+	}
+	if q.LandlockABI == 0 && q.LandlockReason != h.LandlockReason {
+		t.Errorf("Quick's reason %q, Probe's %q", q.LandlockReason, h.LandlockReason)
+	}
+}

@@ -1,0 +1,73 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestLoadedEach: Each gives a lazily read log's events one by one, equal
+// to what a whole read decodes, and stops at its callback's error; a bad
+// payload in a line the lazy read did not decode is a *CorruptError naming
+// the line; a log read whole (it needs repair) gives its Events.
+func TestLoadedEach(t *testing.T) {
+	events := sampleEvents(40)
+	for n := 40; n > 0; n-- { // end at a turn's end: no repair
+		if events = sampleEvents(n); events[n-1].Data.EventType() == "turn/end" {
+			break
+		}
+	}
+	path := writeLog(t, t.TempDir(), events)
+	whole, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := ReadLogLazy(path, func(string) bool { return false })
+	if err != nil || !lazy.Lazy || lazy.Events != nil {
+		t.Fatalf("lazy read: %v, lazy %v", err, lazy != nil && lazy.Lazy)
+	}
+	var got []Event
+	if err := lazy.Each(func(ev Event) error { got = append(got, ev); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, whole.Events) || len(got) != len(events) || len(got) < 10 {
+		t.Fatalf("Each gave %d events, a whole read %d (equal %v)", len(got), len(whole.Events), reflect.DeepEqual(got, whole.Events))
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := lazy.Each(func(Event) error { n++; return map[bool]error{true: stop}[n == 3] }); err != stop || n != 3 {
+		t.Errorf("Each went on after an error: %v after %d", err, n)
+	}
+
+	// A payload broken where only its envelope was checked.
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines[5] = strings.Replace(lines[5], `"data":{`, `"data":{"turn":"x",`, 1)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lazy, err = ReadLogLazy(path, func(string) bool { return false })
+	if err != nil || !lazy.Lazy {
+		t.Fatalf("lazy read of the broken log: %v", err)
+	}
+	var ce *CorruptError
+	if err := lazy.Each(func(Event) error { return nil }); !errors.As(err, &ce) || ce.Line != 6 {
+		t.Errorf("Each over a bad payload: %v", err)
+	}
+
+	// A torn end: read whole, Each gives Events (the synthetic ones too).
+	if err := os.WriteFile(path, append(data, `{"type":"turn/st`...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	torn, err := ReadLogLazy(path, func(string) bool { return false })
+	if err != nil || torn.Lazy {
+		t.Fatalf("torn log: %v, lazy %v", err, torn != nil && torn.Lazy)
+	}
+	got = nil
+	_ = torn.Each(func(ev Event) error { got = append(got, ev); return nil })
+	if !reflect.DeepEqual(got, torn.Events) {
+		t.Errorf("Each of a log read whole: %d events, Events %d", len(got), len(torn.Events))
+	}
+}
