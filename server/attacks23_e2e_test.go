@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+)
+
+// deepProject lays out base/proj (the session cwd) with a/b, a link
+// deep -> a/b and a link src -> a (a folder inside, the legitimate
+// case), and base/secret.txt outside: to the kernel deep/../.. is proj
+// and deep/../../.. is base, while cleaning the text gives base and
+// base's parent.
+func deepProject(t *testing.T) (base, cwd string) {
+	t.Helper()
+	base = t.TempDir()
+	cwd = filepath.Join(base, "proj")
+	for p, text := range map[string]string{
+		"proj/a/b/inner.txt": "NEEDLE inner\n",
+		"proj/a/mid.txt":     "NEEDLE mid\n",
+		"proj/top.txt":       "NEEDLE top\n",
+		"secret.txt":         "NEEDLE api_key = sk-outside\n",
+	} {
+		full := filepath.Join(base, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"deep": "a/b", "src": "a"} {
+		if err := os.Symlink(target, filepath.Join(cwd, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, cwd
+}
+
+// finalCards returns the final card of every tool call, by id, as JSON.
+func finalCards(h *harness) map[string]string {
+	out := map[string]string{}
+	for _, u := range h.sessionUpdates() {
+		if c, _ := toolCard(u); isFinal(u) {
+			b, _ := json.Marshal(c)
+			out[c.ToolCallID] = string(b)
+		}
+	}
+	return out
+}
+
+// TestAttack23SearchSymlinkDotDot: grep and glob judge and search one
+// path, the kernel's resolution of the argument. deep/../.. is inside
+// (proj) and runs unasked, searching proj and nothing above it;
+// deep/../../.. is outside and asks (in default and plan mode), a
+// rejected search reading nothing; a search through a symlink to a
+// folder inside still works.
+func TestAttack23SearchSymlinkDotDot(t *testing.T) {
+	for _, mode := range []string{"default", "plan"} {
+		t.Run(mode, func(t *testing.T) {
+			base, cwd := deepProject(t)
+			steps := [][2]string{
+				{"grep", `{"pattern":"NEEDLE","path":"deep/../..","output_mode":"content"}`},
+				{"glob", `{"pattern":"**/*.txt","path":"deep/../.."}`},
+				{"grep", `{"pattern":"NEEDLE","path":"deep/../../..","output_mode":"content"}`},
+				{"glob", `{"pattern":"*.txt","path":"deep/../../.."}`},
+				{"grep", `{"pattern":"NEEDLE","path":"src","output_mode":"content"}`},
+				{"glob", `{"pattern":"src/b/*.txt"}`},
+			}
+			var bodies, ids []string
+			for i, st := range steps {
+				bodies = append(bodies, e2etest.ToolCallsAt(i, st))
+				ids = append(ids, e2etest.CallID(i, 0, st[0], st[1]))
+			}
+			rec := e2etest.Replay(t, append(bodies, e2etest.Text(nil, []string{"Done."}, "stop"))...)
+			h := newHarness(t, harnessOpts{replay: rec, mode: mode, cwd: cwd})
+			pc := &permissionClient{outcome: "reject-once"}
+			h.client.OnRequest = pc.handle
+			sid := h.start(harnessOpts{})
+			if stop, err := h.prompt(sid, "search"); err != nil || stop != acp.StopEndTurn {
+				t.Fatalf("prompt = %q, %v", stop, err)
+			}
+			if pc.count() != 2 {
+				t.Fatalf("asked %d times, want twice (the two searches of deep/../../..)", pc.count())
+			}
+			for _, req := range pc.asked {
+				if b, _ := json.Marshal(req); !strings.Contains(string(b), "Outside the project: "+base) {
+					t.Errorf("the request does not name the real outside path %s: %s", base, b)
+				}
+			}
+			cards := finalCards(h)
+			for i, id := range ids {
+				if strings.Contains(cards[id], "sk-outside") || strings.Contains(cards[id], "secret.txt") {
+					t.Errorf("call %d read outside the project: %s", i, cards[id])
+				}
+			}
+			wants := []struct {
+				status string
+				has    []string
+			}{
+				{"completed", []string{"a/b/inner.txt:1:NEEDLE inner", "top.txt:1:NEEDLE top"}},
+				{"completed", []string{"a/b/inner.txt", "top.txt"}},
+				{"failed", nil},
+				{"failed", nil},
+				{"completed", []string{"a/b/inner.txt:1:NEEDLE inner", "a/mid.txt:1:NEEDLE mid"}},
+				{"completed", []string{"Found 1 file", "inner.txt"}},
+			}
+			for i, w := range wants {
+				if !strings.Contains(cards[ids[i]], `"status":"`+w.status+`"`) {
+					t.Errorf("call %d (%s): want %s, got %s", i, steps[i][1], w.status, cards[ids[i]])
+				}
+				for _, s := range w.has {
+					if !strings.Contains(cards[ids[i]], s) {
+						t.Errorf("call %d (%s): no %q in %s", i, steps[i][1], s, cards[ids[i]])
+					}
+				}
+			}
+		})
+	}
+}
