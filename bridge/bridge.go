@@ -80,7 +80,11 @@ type Config struct {
 	// (slash.UserDir); "" reads none. The project's folder
 	// (slash.ProjectDir of the session's cwd) is always read.
 	CommandsDir string
-	Log         *slog.Logger
+	// Git runs the agent's own git commands (/review's), in the sandbox
+	// and with git's program-running settings off; nil runs none
+	// (/review fails GIT_UNAVAILABLE).
+	Git slash.Git
+	Log *slog.Logger
 	// Auth is where the API key comes from, for initialize's authMethods,
 	// authenticate, logout and the check before each prompt (auth.go).
 	Auth Auth

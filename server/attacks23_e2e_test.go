@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/llm"
 )
 
 // deepProject lays out base/proj (the session cwd) with a/b, a link
@@ -122,4 +124,59 @@ func TestAttack23SearchSymlinkDotDot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttack23ReviewFilter: a command the model runs (sandboxed, inside
+// the project, so allowed) defines a filter driver in .git/config that
+// would write the environment outside the project, marks the tracked
+// file for it and changes the file; then the user types /review. The
+// agent's own git runs with the filter turned off and in the sandbox:
+// the review shows the change and nothing is written outside. The
+// legitimate case is TestReviewCommand.
+func TestAttack23ReviewFilter(t *testing.T) {
+	cwd, outside := t.TempDir(), t.TempDir()
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	t.Setenv("DSH_API_KEY", "sk-from-the-agent")
+	writeFile(t, filepath.Join(cwd, "a.txt"), "one\n")
+	git(t, cwd, "init", "-q")
+	git(t, cwd, "add", "a.txt")
+	git(t, cwd, "commit", "-q", "-m", "first")
+	leak := filepath.Join(outside, "leak")
+	plant := fmt.Sprintf(`git config filter.x.clean "sh -c 'env > %s; cat'" && echo 'a.txt filter=x' > .gitattributes && echo two > a.txt`, leak)
+	rec := &capturing{inner: llm.NewReplay(e2etest.Replay(t,
+		e2etest.LiveToolCall(nil, 1, "bash", jsonObject(t, map[string]any{"command": plant, "description": "Set up"}), small),
+		e2etest.LiveText(nil, []string{"Set up."}, small),
+		e2etest.LiveText(nil, []string{"a.txt: one became two."}, small),
+	))}
+	h := newHarness(t, harnessOpts{model: rec, cwd: cwd})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "set it up"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, ".git", "config")); err != nil || !strings.Contains(string(b), "filter") {
+		t.Fatalf("the command did not plant the filter: %q, %v", b, err)
+	}
+	if stop, err := h.prompt(sid, "/review"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("/review = %q, %v", stop, err)
+	}
+	reqs := rec.requests()
+	p := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content
+	for _, want := range []string{"modified:   a.txt", "-one\n+two"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the review prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if b, err := os.ReadFile(leak); err == nil {
+		t.Fatalf("the filter ran during /review and wrote outside the project: %q", b)
+	}
+}
+
+// jsonObject is v as JSON text.
+func jsonObject(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
 	"github.com/dsh-acp/dsh-acp/bridge"
+	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
@@ -214,6 +215,7 @@ func New(o Options) (*Server, error) {
 		SandboxWarning:   shell.SandboxWarning,
 		Titles:           o.Titles,
 		CommandsDir:      o.CommandsDir,
+		Git:              agentcmd.Runner{Sandbox: o.Sandbox}.Git,
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 		Models:           models,
