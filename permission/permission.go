@@ -266,7 +266,7 @@ type Rule struct {
 // code), those paths for that tool only; for a ClassExecute call, also
 // the prefixes of the simple commands of its Command (none when the
 // command's text cannot be judged: it does not parse or hides
-// evaluation); for other tools with no special path, the tool. Running
+// evaluation; never a runner's, see BashPrefixes); for other tools with no special path, the tool. Running
 // outside the sandbox (c.Unsandboxed) is never remembered: an allow
 // covers the same prefixes inside the sandbox, and the next unsandboxed
 // run asks again.
@@ -274,9 +274,7 @@ func (m *Memory) Remember(c Call, allow bool) Rule {
 	special := specialPaths("", c)
 	r := Rule{Tool: c.Tool, Allow: allow, Paths: special}
 	if c.Class == tools.ClassExecute {
-		if f := analyzeBash(c.Command, newScope(c.Cwd, c.Dir)); f.parsed && !f.hidden {
-			r.Prefixes = f.prefixes
-		}
+		r.Prefixes = analyzeBash(c.Command, newScope(c.Cwd, c.Dir)).rememberable()
 	} else if len(special) == 0 {
 		r.Whole = true
 	}

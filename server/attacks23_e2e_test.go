@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -179,4 +180,74 @@ func jsonObject(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAttack23AlwaysAllowMakeEval: "Always allow" on `make test` (the
+// request names the prefix it remembers) covers `make test` again, but
+// not `make test --eval=...` nor `make test SHELL=...`, which ask again
+// (rejected here: nothing of them runs), and `go test -exec=...` after
+// "Always allow" on `go test` asks too.
+func TestAttack23AlwaysAllowMakeEval(t *testing.T) {
+	cwd := t.TempDir()
+	writeFile(t, filepath.Join(cwd, "Makefile"), "test:\n\techo ok >> ran-test\n")
+	writeFile(t, filepath.Join(cwd, "evil.sh"), "#!/bin/sh\ntouch pwned-shell\n")
+	if err := os.Chmod(filepath.Join(cwd, "evil.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	steps := []string{
+		"make test",
+		`make test --eval='x := $(shell touch pwned-eval)'`,
+		"make test SHELL=./evil.sh",
+		"make test",
+	}
+	var bodies []string
+	for i, cmd := range steps {
+		bodies = append(bodies, e2etest.ToolCallsAt(i, [2]string{"bash", jsonObject(t, map[string]any{"command": cmd, "description": "Test"})}))
+	}
+	rec := e2etest.Replay(t, append(bodies, e2etest.Text(nil, []string{"Done."}, "stop"))...)
+	h := newHarness(t, harnessOpts{replay: rec, mode: "default", cwd: cwd})
+	var (
+		mu    sync.Mutex
+		asked []acp.RequestPermissionRequest
+	)
+	h.client.OnRequest = func(method string, params json.RawMessage) (any, error) {
+		var req acp.RequestPermissionRequest
+		_ = json.Unmarshal(params, &req)
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req)
+		answer := "reject-once"
+		if len(asked) == 1 {
+			answer = "allow-always"
+		}
+		return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: answer}}, nil
+	}
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "test"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 3 {
+		t.Fatalf("asked %d times, want 3 (make test, then the --eval and SHELL= ones)", len(asked))
+	}
+	for _, o := range asked[0].Options {
+		if o.OptionID == "allow-always" && o.Name != "Always allow `make test`" {
+			t.Errorf("the allow-always option is named %q", o.Name)
+		}
+	}
+	for i, want := range []string{"`--eval=x := $(shell touch pwned-eval)` makes `make test` run other code", "`SHELL=./evil.sh` makes `make test` run other code"} {
+		b, _ := json.Marshal(asked[i+1].ToolCall)
+		if !strings.Contains(string(b), "`make test` is allowed always, but "+strings.ReplaceAll(want, `"`, `\"`)) {
+			t.Errorf("request %d does not say why it asks again (%q): %s", i+2, want, b)
+		}
+	}
+	for _, f := range []string{"pwned-eval", "pwned-shell"} {
+		if _, err := os.Stat(filepath.Join(cwd, f)); err == nil {
+			t.Errorf("%s exists: a rejected command ran", f)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "ran-test")); string(b) != "ok\nok\n" {
+		t.Errorf("ran-test = %q, want make test run twice (the second time unasked)", b)
+	}
 }
