@@ -72,6 +72,10 @@ type Config struct {
 	// the session's MCP servers before answering (mcp.go); 0 means
 	// DefaultMCPWait (2 s), a negative value no wait.
 	MCPWait time.Duration
+	// MCPTrusted names the MCP servers whose read-only hints the user
+	// vouches for (toolmcp.Server.Trusted): their readOnlyHint tools
+	// run in plan mode too. Others' hints are only claims.
+	MCPTrusted []string
 	// Titles: after a session's first turn that ends normally, the
 	// model writes the session's title (title.go); without it the first
 	// prompt's line stays the title (so under --replay and --record).

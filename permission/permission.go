@@ -69,9 +69,9 @@ type Call struct {
 	// command line), judged by its text (see BashPrefixes).
 	Command string
 	// Unsandboxed: the command runs outside the kernel sandbox (bash's
-	// dangerously_disable_sandbox). Such a call asks in every mode but
-	// bypassPermissions, even when its prefix or paths were allowed
-	// always; a remembered reject still refuses it.
+	// dangerously_disable_sandbox). Such a call asks in every mode,
+	// bypassPermissions included, even when its prefix or paths were
+	// allowed always; a remembered reject still refuses it.
 	Unsandboxed bool
 	// Dir is the directory Command starts in, as given (relative to
 	// Cwd); "" means Cwd. Relative paths in Command are judged against it.
@@ -122,13 +122,16 @@ func (m *Memory) Clone() *Memory {
 
 // Decide returns what to do with c in mode, and a reason for the model
 // when the call is refused:
-//   - plan mode refuses every call that is not read-only or agent state;
+//   - plan mode refuses every call that is not read-only or agent state
+//     (a read-only claim of an untrusted party, ClassReadOnlyClaimed,
+//     is refused too);
+//   - a call outside the sandbox (Unsandboxed) asks in every mode;
 //   - a path outside the cwd (resolved the kernel's way, ResolvePath)
 //     asks in every mode unless "always" was answered for this tool on
 //     that very path; so does, in every mode but bypassPermissions, a
 //     path naming a file that runs code (RunsCode) for a call that is
 //     not read-only;
-//   - read-only and agent-state calls run;
+//   - read-only, claimed read-only and agent-state calls run;
 //   - a command (ClassExecute) runs in bypassPermissions unless its text
 //     redirects outside the project or cannot be parsed; in the other
 //     modes it runs when every simple command has a remembered prefix
@@ -137,12 +140,16 @@ func (m *Memory) Clone() *Memory {
 //     other calls run when "always" was answered for the tool.
 func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	class := c.Class
+	if mode == ModePlan && class == tools.ClassReadOnlyClaimed {
+		return Refuse, "the session is in plan mode, which runs only tools known to change nothing: this tool's server says it only reads, but the user has not marked the server trusted; do without it, or ask the user to leave plan mode"
+	}
 	if mode == ModePlan && !unasked(class) {
 		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
 	}
-	if c.Unsandboxed && mode != ModeBypass {
-		// Its own prompt, every time: what was allowed was allowed inside
-		// the sandbox.
+	if c.Unsandboxed {
+		// Its own prompt, every time and in every mode (bypassPermissions
+		// too: it vouches for what runs in the sandbox): what was allowed
+		// was allowed inside the sandbox.
 		inside := c
 		inside.Unsandboxed = false
 		if d, why := m.Decide(mode, inside); d == Refuse {
@@ -165,7 +172,9 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 			return Ask, ""
 		}
 	}
-	if unasked(class) {
+	if unasked(class) || class == tools.ClassReadOnlyClaimed {
+		// A claimed read-only call with no special path: plan mode has
+		// refused it above.
 		return Allow, ""
 	}
 	if class == tools.ClassExecute {

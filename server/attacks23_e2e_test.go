@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // deepProject lays out base/proj (the session cwd) with a/b, a link
@@ -249,5 +250,75 @@ func TestAttack23AlwaysAllowMakeEval(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cwd, "ran-test")); string(b) != "ok\nok\n" {
 		t.Errorf("ran-test = %q, want make test run twice (the second time unasked)", b)
+	}
+}
+
+// TestAttack23MCPReadOnlyHint: a server's readOnlyHint is a claim. In
+// default mode its tool runs unasked on a plain argument, but asks when
+// an argument names a path outside the project (rejected: the server
+// never sees the call); in plan mode an untrusted server's hinted tool
+// is refused (TestMCPPermissionModes has the trusted case).
+func TestAttack23MCPReadOnlyHint(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "x")
+	for _, mode := range []string{"default", "plan"} {
+		t.Run(mode, func(t *testing.T) {
+			plain := [2]string{"mcp__notes__read_note", `{"name":"todo"}`}
+			out := [2]string{"mcp__notes__read_note", jsonObject(t, map[string]any{"name": outside})}
+			dots := [2]string{"mcp__notes__read_note", `{"name":"../../../x"}`}
+			model := newCapturingModel(t, e2etest.ToolCalls(plain, out, dots), e2etest.Text(nil, []string{"Done."}, "stop"))
+			h := newHarness(t, harnessOpts{model: model, mode: mode})
+			pc := &permissionClient{outcome: "reject-once"}
+			h.client.OnRequest = pc.handle
+			events := filepath.Join(t.TempDir(), "events")
+			h.initialize()
+			sid, _ := h.newMCPSession(stdioMCP(t, "notes", events))
+			if stop, err := h.prompt(sid, "read"); err != nil || stop != acp.StopEndTurn {
+				t.Fatalf("prompt = %q, %v", stop, err)
+			}
+			b, _ := os.ReadFile(events)
+			seen := string(b)
+			if mode == "plan" {
+				if pc.count() != 0 || strings.Contains(seen, "read_note") {
+					t.Errorf("plan: asked %d, the server saw %q", pc.count(), seen)
+				}
+				return
+			}
+			if pc.count() != 2 {
+				t.Fatalf("asked %d times, want 2 (the two outside paths)", pc.count())
+			}
+			if body, _ := json.Marshal(pc.asked[0].ToolCall); !strings.Contains(string(body), "Outside the project: "+outside) {
+				t.Errorf("the request does not name the outside path: %s", body)
+			}
+			if !strings.Contains(seen, "read_note todo") || strings.Contains(seen, "read_note "+outside) || strings.Contains(seen, "read_note ../") {
+				t.Errorf("the server saw %q", seen)
+			}
+		})
+	}
+}
+
+// TestAttack23BypassUnsandboxed: in bypassPermissions a command asking
+// to run outside the sandbox (`touch ../x`) still asks; rejected, it
+// does not run.
+func TestAttack23BypassUnsandboxed(t *testing.T) {
+	base := t.TempDir()
+	cwd := filepath.Join(base, "proj")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls(bashCall(map[string]any{"command": "touch ../x", "description": "Touch", "dangerously_disable_sandbox": true})),
+		e2etest.Text(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec, mode: "bypassPermissions", cwd: cwd})
+	pc := &permissionClient{outcome: "reject-once"}
+	h.client.OnRequest = pc.handle
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "touch"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	if sandbox.Probe().LandlockABI > 0 && pc.count() != 1 {
+		t.Errorf("asked %d times, want once", pc.count())
+	}
+	if _, err := os.Stat(filepath.Join(base, "x")); err == nil {
+		t.Error("../x was written")
 	}
 }

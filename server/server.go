@@ -92,6 +92,9 @@ type Options struct {
 	// bridge.DefaultMCPWait (2 s), a negative value no wait. Servers not
 	// ready by then join the session when they are.
 	MCPWait time.Duration
+	// MCPTrusted names the MCP servers whose read-only hints count
+	// (bridge.Config.MCPTrusted; --mcp-trusted).
+	MCPTrusted []string
 	// Auth is where the API key comes from: initialize's login method
 	// (always offered), authenticate, logout, and the check that answers
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
@@ -224,6 +227,7 @@ func New(o Options) (*Server, error) {
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
+		MCPTrusted:       o.MCPTrusted,
 		Auth:             o.Auth,
 		Images:           meter.Images,
 		OffersImages:     offersImages(meter, o),

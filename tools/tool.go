@@ -41,7 +41,7 @@ type Access struct {
 	Dir     string
 	// Unsandboxed: the call runs its command outside the kernel sandbox
 	// (bash's dangerously_disable_sandbox); the permission check asks for
-	// it in every mode but bypassPermissions, whatever was remembered.
+	// it in every mode, whatever was remembered.
 	Unsandboxed bool
 }
 
@@ -75,6 +75,13 @@ const (
 	// policy judges the Access.Command text (remembered prefixes,
 	// redirections outside the cwd). Refused in plan mode.
 	ClassExecute
+	// ClassReadOnlyClaimed calls are read-only by the word of a party the
+	// user does not vouch for (an MCP server's readOnlyHint, the server
+	// not marked trusted): unasked in default, acceptEdits and
+	// bypassPermissions unless they touch paths outside the session cwd
+	// (or files that run code), refused in plan mode, which runs only
+	// what is known to change nothing.
+	ClassReadOnlyClaimed
 )
 
 // String returns the class's name as the constants spell it without the
@@ -91,6 +98,8 @@ func (c Class) String() string {
 		return "Edit"
 	case ClassExecute:
 		return "Execute"
+	case ClassReadOnlyClaimed:
+		return "ReadOnlyClaimed"
 	}
 	return fmt.Sprintf("Class(%d)", int(c))
 }

@@ -58,6 +58,9 @@ type config struct {
 	// MCPWait is how long session/new (load, resume, fork) waits for the
 	// session's MCP servers; 0 means it answers at once.
 	MCPWait time.Duration
+	// MCPTrusted are the MCP servers (by name) whose read-only hints the
+	// user vouches for (--mcp-trusted).
+	MCPTrusted []string
 	// Trace is the file every ACP message is written to, redacted
 	// ("": none).
 	Trace string
@@ -118,6 +121,11 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.sandboxNet = fs.String("sandbox-network", get("DSH_SANDBOX_NETWORK", "allow"), "shell commands' TCP connect and bind under the sandbox: allow or deny (env DSH_SANDBOX_NETWORK)")
 	v.maxMessage = fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
 	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
+	fs.Func("mcp-trusted", "MCP servers (names, comma-separated) whose readOnlyHint you vouch for: their read-only tools also run in plan mode; other servers' hints count only as claims (env DSH_MCP_TRUSTED)", func(s string) error {
+		c.MCPTrusted = splitNames(s)
+		return nil
+	})
+	c.MCPTrusted = splitNames(get("DSH_MCP_TRUSTED", ""))
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
@@ -352,3 +360,15 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // errReported is a flag error the flag package has already printed.
 var errReported = errors.New("invalid flags")
+
+// splitNames splits a comma-separated list, dropping empty entries and
+// the spaces around names.
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

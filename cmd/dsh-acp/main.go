@@ -140,6 +140,7 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Thinking:        cfg.Thinking != "" || llm.IsDeepSeek(cfg.BaseURL),
 		ThinkingDefault: cfg.Thinking,
 		MCPWait:         cfg.MCPWait,
+		MCPTrusted:      cfg.MCPTrusted,
 		Auth:            authFor(cfg),
 		ImageModels:     cfg.ImageModels,
 		Titles:          cfg.Titles,
