@@ -3,8 +3,8 @@ package permission
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/tools"
