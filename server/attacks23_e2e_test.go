@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/session"
 )
 
 // deepProject lays out base/proj (the session cwd) with a/b, a link
@@ -320,5 +321,39 @@ func TestAttack23BypassUnsandboxed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "x")); err == nil {
 		t.Error("../x was written")
+	}
+}
+
+// TestAttack23DeleteKilledMidway: a delete killed after it removed the
+// log (simulated: the log is removed by hand, its lock and title stay)
+// leaves nothing once the agent starts again: the start-up sweep removes
+// the companions; a live session's files stay.
+func TestAttack23DeleteKilledMidway(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	h1 := newHarness(t, harnessOpts{replay: e2etest.Replay(t, e2etest.Text(nil, []string{"One."}, "stop"), e2etest.Text(nil, []string{"Two."}, "stop")), stateDir: state, cwd: cwd})
+	gone := h1.start(harnessOpts{})
+	if _, err := h1.prompt(gone, "first"); err != nil {
+		t.Fatal(err)
+	}
+	kept := h1.start(harnessOpts{})
+	if _, err := h1.prompt(kept, "second"); err != nil {
+		t.Fatal(err)
+	}
+	h1.stop()
+	path := logOf(t, state, gone)
+	writeFile(t, session.TitlePath(path), "first\n")
+	writeFile(t, session.LockPath(path), "12345\n")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	keptLog := logOf(t, state, kept)
+	h2 := newHarness(t, harnessOpts{replay: e2etest.Replay(t), stateDir: state, cwd: cwd})
+	h2.initialize()
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.Base(path)+"*"))
+	if len(left) != 0 {
+		t.Errorf("left after the start-up sweep: %q", left)
+	}
+	if _, err := os.Stat(keptLog); err != nil {
+		t.Errorf("the live session's log: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/toolask"
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
@@ -183,6 +184,12 @@ func New(o Options) (*Server, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	reg := tools.NewRegistry()
+	if o.StateDir != "" {
+		// What a delete killed midway left beside its removed log.
+		if n, err := session.Sweep(o.StateDir); n > 0 || err != nil {
+			o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
+		}
+	}
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
