@@ -332,21 +332,17 @@ func rulesetFor(pol Policy, abi int) (*os.File, uint32, error) {
 	if !pol.Config.DenyNetwork {
 		cfg.HandledAccessNet = 0
 	}
-	read := landlock.RODirs("/")
-	if abi >= 9 {
-		read = read.WithResolveUnix()
-	}
-	rules := []landlock.Rule{
-		read,
+	hidden := resolveAll(pol.Config.Hidden)
+	rules := carvedRules(carve("/", hidden), false, abi)
+	rules = append(rules,
 		landlock.RWFiles(devices...).IgnoreIfMissing(),
 		landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing(),
-	}
-	if w := pol.Writable(); len(w) > 0 {
-		rw := landlock.RWDirs(w...).IgnoreIfMissing()
-		if abi >= 2 {
-			rw = rw.WithRefer()
+	)
+	for _, w := range pol.Writable() {
+		if _, err := os.Stat(w); err != nil {
+			continue // a missing writable folder is left out
 		}
-		rules = append(rules, rw)
+		rules = append(rules, carvedRules(carve(resolve(w), hidden), true, abi)...)
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
@@ -421,4 +417,26 @@ func runProbe(spec helper.Spec, ruleset *os.File) error {
 		return errors.New(strings.TrimPrefix(msg, "dsh-acp sandbox: "))
 	}
 	return fmt.Errorf("the probe ended with %v", ws)
+}
+
+// carvedRules are the Landlock rules of a carving: its whole directories
+// and files read-only, or read-write with renames and links among them
+// (ABI 2) when write is set; with ABI 9, also connecting to the pathname
+// unix sockets there; its listed directories listing only.
+func carvedRules(c carving, write bool, abi int) []landlock.Rule {
+	dirs, files := landlock.RODirs(c.dirs...), landlock.ROFiles(c.files...)
+	if write {
+		dirs, files = landlock.RWDirs(c.dirs...), landlock.RWFiles(c.files...)
+		if abi >= 2 {
+			dirs = dirs.WithRefer()
+		}
+	}
+	if abi >= 9 {
+		dirs, files = dirs.WithResolveUnix(), files.WithResolveUnix()
+	}
+	rules := []landlock.Rule{dirs.IgnoreIfMissing(), files.IgnoreIfMissing()}
+	if len(c.listed) > 0 {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, c.listed...).IgnoreIfMissing())
+	}
+	return rules
 }

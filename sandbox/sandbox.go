@@ -92,6 +92,13 @@ type Config struct {
 	Mode Mode
 	// DenyNetwork refuses TCP bind and connect (Landlock ABI 4 and later).
 	DenyNetwork bool
+	// Hidden are paths (absolute) commands may not read nor write
+	// (Secrets): the read and write grants are built around them, so a
+	// folder on the way to one stays listable (its entries' names, not
+	// theirs). A hidden path inside a folder the policy makes writable
+	// is hidden there too; a writable folder inside a hidden one is
+	// writable (and readable).
+	Hidden []string
 }
 
 // mode is c.Mode with "" read as WorkspaceWrite.

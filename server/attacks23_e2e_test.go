@@ -357,3 +357,37 @@ func TestAttack23DeleteKilledMidway(t *testing.T) {
 		t.Errorf("the live session's log: %v", err)
 	}
 }
+
+// TestAttack23SecretsHidden: a command run in bypassPermissions cannot
+// read the credentials file nor the session logs of the state folder
+// (its own session's included), and still reads the project and HOME's
+// other files.
+func TestAttack23SecretsHidden(t *testing.T) {
+	if h := sandbox.Probe(); h.LandlockABI == 0 {
+		t.Skipf("commands cannot be confined here: %s", h.LandlockReason)
+	}
+	config, state, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	writeFile(t, filepath.Join(config, "dsh-acp", "credentials"), "api_key = sk-in-the-file\n")
+	writeFile(t, filepath.Join(config, "other", "ok.txt"), "other-config-ok\n")
+	writeFile(t, filepath.Join(cwd, "f.txt"), "project-ok\n")
+	script := fmt.Sprintf("cat %s/dsh-acp/credentials; cat %s/*/*.jsonl | head -c 300; cat %s/other/ok.txt f.txt", config, state, config)
+	model := &capturing{inner: llm.NewReplay(e2etest.Replay(t,
+		e2etest.ToolCalls(bashCall(map[string]any{"command": script, "description": "Look"})),
+		e2etest.Text(nil, []string{"Done."}, "stop")))}
+	h := newHarness(t, harnessOpts{model: model, stateDir: state, cwd: cwd})
+	sid := h.start(harnessOpts{})
+	if stop, err := h.prompt(sid, "secret prompt text"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", stop, err)
+	}
+	reqs := model.requests()
+	out := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content
+	if strings.Contains(out, "sk-in-the-file") || strings.Contains(out, "secret prompt text") || strings.Contains(out, `"type"`) {
+		t.Errorf("the command read a secret:\n%s", out)
+	}
+	for _, want := range []string{"other-config-ok", "project-ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command's output lacks %q:\n%s", want, out)
+		}
+	}
+}

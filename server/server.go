@@ -190,6 +190,9 @@ func New(o Options) (*Server, error) {
 			o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
 		}
 	}
+	// Commands (the model's and the agent's own) never read the agent's
+	// credentials, config and session logs, nor other tools' credentials.
+	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir), o.Sandbox.Hidden...)
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
