@@ -73,6 +73,9 @@ func Start(c Command) (*Process, error) {
 		return startDirect(c)
 	}
 	spec := helper.Spec{UID: os.Getuid(), GID: os.Getgid(), NS: h.Namespaces && !noNamespaces && c.Policy.Config.mode() != Off}
+	if spec.NS && c.Policy.Config.DenyNetwork {
+		spec.Net, spec.Mask = true, KnownSockets()
+	}
 	var ruleset *os.File
 	if c.Policy.Config.Confines(h) {
 		f, flags, err := rulesetFor(c.Policy, h.LandlockABI)
@@ -112,6 +115,9 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if spec.NS {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if spec.Net {
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		// The helper's uid has no mapping yet when it is executed, so it
 		// keeps the capabilities to map it (and to mount /proc) only as
 		// ambient ones; it clears them before starting the command.
