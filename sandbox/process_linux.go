@@ -344,11 +344,13 @@ func rulesetFor(pol Policy, abi int) (*os.File, uint32, error) {
 		landlock.RWFiles(devices...).IgnoreIfMissing(),
 		landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing(),
 	)
+	// Writes are carved around the secrets and the read-only sources.
+	around := append(slices.Clip(hidden), resolveAll(pol.Sources)...)
 	for _, w := range pol.Writable() {
 		if _, err := os.Stat(w); err != nil {
 			continue // a missing writable folder is left out
 		}
-		rules = append(rules, carvedRules(carve(resolve(w), hidden), true, abi)...)
+		rules = append(rules, carvedRules(carve(resolve(w), around), true, abi)...)
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {

@@ -206,7 +206,7 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 // first command; none under --sandbox off), and the mode Off for an
 // unconfined run.
 func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbox.Policy, []string, error) {
-	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Caches: m.caches}
+	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Caches: m.caches, Sources: sandbox.Sources()}
 	if sess != nil {
 		pol.Project = sess.Cwd()
 		// The session's other workspace roots are part of the project.
