@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/toolask"
+	"github.com/dsh-acp/dsh-acp/tools"
 	"github.com/dsh-acp/dsh-acp/toolsearch"
 	"github.com/dsh-acp/dsh-acp/tooltodo"
-	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // pathParams are the parameters of a tool's schema that name a file or
