@@ -138,16 +138,11 @@ func Describe(c Config, h Host) string {
 		return "unavailable (" + h.LandlockReason + ")"
 	}
 	what := string(c.mode())
-	switch {
-	case c.DenyNetwork && h.Namespaces:
-		what += ", network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (docker, containerd, podman, dbus, ssh-agent, X11, Wayland)"
-	case c.DenyNetwork && h.LandlockABI >= 10:
-		what += ", network denied: TCP and UDP only; reachable: unix sockets"
-	case c.DenyNetwork && h.LandlockABI >= 4:
-		what += ", network denied: TCP only; reachable: UDP, unix sockets"
+	if n := DescribeNetwork(c, h); n != "" && (h.LandlockABI >= 4 || h.Namespaces) {
+		what += ", " + n
 	}
 	var missing []string
-	if c.DenyNetwork && h.LandlockABI < 4 {
+	if c.DenyNetwork && h.LandlockABI < 4 && !h.Namespaces {
 		missing = append(missing, "network left open: needs ABI 4")
 	}
 	if h.LandlockABI < 6 {
@@ -172,4 +167,23 @@ func DescribeProcesses(c Config, h Host) string {
 		why = h.NamespaceReason
 	}
 	return "subreaper (leftovers are killed at close and exit, not when the agent is killed: " + why + ")"
+}
+
+// DescribeNetwork says what --sandbox-network deny holds back on host h
+// and what stays reachable, or "" when c does not deny the network:
+//
+//	network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (...)
+//	network denied: TCP only; reachable: UDP, unix sockets
+func DescribeNetwork(c Config, h Host) string {
+	switch {
+	case !c.DenyNetwork || c.mode() == Off:
+		return ""
+	case h.Namespaces:
+		return "network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (docker, containerd, podman, dbus, ssh-agent, X11, Wayland)"
+	case h.LandlockABI >= 10:
+		return "network denied: TCP and UDP only; reachable: unix sockets"
+	case h.LandlockABI >= 4:
+		return "network denied: TCP only; reachable: UDP, unix sockets"
+	}
+	return "network left open"
 }

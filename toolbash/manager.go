@@ -140,10 +140,16 @@ func (m *Manager) Confined() bool { return m.sandbox.Confines(m.Host()) }
 
 // SandboxWarning is what a session should tell the user once (a notice,
 // or a log line) when commands will not be confined as configured: the
-// kernel has no usable Landlock. It is "" when they are confined, and when
-// the user chose --sandbox off.
+// kernel has no usable Landlock; or, under --sandbox-network deny, what
+// stays reachable (sandbox.DescribeNetwork). It is "" when they are
+// confined with the network allowed, and when the user chose --sandbox
+// off.
 func (m *Manager) SandboxWarning() string {
-	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.Confined() {
+	mode, _ := sandbox.ParseMode(string(m.sandbox.Mode))
+	if mode != sandbox.Off && m.Confined() && m.sandbox.DenyNetwork {
+		return "shell commands: " + sandbox.DescribeNetwork(m.sandbox, m.Host())
+	}
+	if mode == sandbox.Off || m.Confined() {
 		return ""
 	}
 	return "shell commands run without a sandbox (" + m.Host().LandlockReason + "); only the permission checks guard what they do"
