@@ -82,8 +82,14 @@ var runsOtherRules = map[string]optionRule{
 	"git bisect":    {words: []string{"run"}},
 	// find runs commands for the files it finds.
 	"find": {words: []string{"-exec", "-execdir", "-ok", "-okdir"}},
-	// Interpreters given code on the command line rather than a file of
-	// the project.
+	// Shells and interpreters given code on the command line (or on
+	// stdin, or a start-up file) rather than a file of the project.
+	"sh":      {short: "cs", long: []string{"init-file", "rcfile"}},
+	"bash":    {short: "cs", long: []string{"init-file", "rcfile"}},
+	"zsh":     {short: "cs"},
+	"dash":    {short: "cs"},
+	"ksh":     {short: "cs"},
+	"fish":    {short: "cC", long: []string{"command", "init-command"}},
 	"python":  {short: "c"},
 	"python3": {short: "c"},
 	"node":    {long: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}, short: "epr"},
@@ -102,8 +108,7 @@ var npmLong = []string{"node-options", "script-shell", "prefix", "userconfig", "
 var runners = map[string]bool{
 	"env": true, "xargs": true, "sudo": true, "doas": true, "su": true, "runuser": true, "nohup": true,
 	"timeout": true, "nice": true, "ionice": true, "time": true, "exec": true, "eval": true, "command": true,
-	"builtin": true, "sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true,
-	"source": true, ".": true, "watch": true, "strace": true, "ltrace": true, "chroot": true, "unshare": true,
+	"builtin": true, "watch": true, "strace": true, "ltrace": true, "chroot": true, "unshare": true,
 	"setsid": true, "stdbuf": true, "flock": true, "parallel": true, "script": true, "busybox": true,
 	"awk": true, "gawk": true, "mawk": true, "trap": true,
 	"npm exec": true, "npm x": true, "pnpm exec": true, "pnpm dlx": true, "yarn dlx": true, "yarn exec": true,

@@ -10,7 +10,7 @@ import (
 
 // The remembered prefixes of the table tests.
 var tablePrefixes = []string{"make test", "go test", "go build", "go run", "cargo test", "npm test", "pnpm test",
-	"yarn test", "git status", "git diff", "git log", "git clone", "git rebase", "git submodule", "find", "node", "python3"}
+	"yarn test", "git status", "git diff", "git log", "git clone", "git rebase", "git submodule", "find", "node", "python3", "bash", "sh"}
 
 // TestRunsOtherAsks: after "Always allow" on the table's prefixes, a
 // command carrying an option or assignment that makes its program run
@@ -32,7 +32,9 @@ func TestRunsOtherAsks(t *testing.T) {
 		"git diff --config-env=x=y",
 		"find . -exec rm {} ;", "node -e 'x'", "node --require ./x.js t.js", "python3 -c 'x'",
 		// Runners: never remembered, so never covered.
-		"env make test", "xargs make test", "timeout 10 make test", "sh -c 'make test'", "npx evil",
+		"env make test", "xargs make test", "timeout 10 make test", "npx evil",
+		// Shells given code inline.
+		"sh -c 'rm -rf x'", "bash -c x", "bash -xc x", "bash -s", "bash --rcfile x t.sh",
 		// Top-level git options make another prefix.
 		"git -c core.pager=./x status", "git -C sub status", "git --exec-path=. status",
 	} {
@@ -47,7 +49,7 @@ func TestRunsOtherAsks(t *testing.T) {
 		"go test ./...", "go test -run TestX ./pkg", "go test -count=1 -race -v ./...", "go build -o bin/x ./cmd/x",
 		"cargo test --release -q", "npm test --silent", "npm test --if-present", "pnpm test", "yarn test",
 		"git status --short", "git status -sb", "git diff --stat --cached", "git log --oneline -5",
-		"find . -name '*.go'", "node t.js", "python3 -m pytest -q",
+		"find . -name '*.go'", "node t.js", "python3 -m pytest -q", "bash scripts/test.sh", "sh -x t.sh",
 	} {
 		if d := decideIn(t, cwd, ModeDefault, tablePrefixes, cmd, ""); d != Allow {
 			t.Errorf("%q under remembered prefixes: got %v, want Allow", cmd, d)
