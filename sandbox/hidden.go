@@ -12,8 +12,10 @@ import (
 // session logs of every project), and the credentials of other tools:
 // ~/.ssh, ~/.gnupg, ~/.aws, ~/.config/gh ($XDG_CONFIG_HOME/gh), ~/.netrc,
 // ~/.docker/config.json. Paths that cannot be placed (no home) are left
-// out.
-func Secrets(stateDir string) []string {
+// out. allowed are paths of the other tools' credentials the user lets
+// commands read (~/.ssh for git over ssh, say): those are left out; the
+// agent's own folders never are.
+func Secrets(stateDir string, allowed ...string) []string {
 	home, _ := os.UserHomeDir()
 	config := os.Getenv("XDG_CONFIG_HOME")
 	if !filepath.IsAbs(config) {
@@ -23,19 +25,26 @@ func Secrets(stateDir string) []string {
 		}
 	}
 	var out []string
-	add := func(p string) {
-		if filepath.IsAbs(p) {
-			out = append(out, filepath.Clean(p))
+	add := func(p string, own bool) {
+		if !filepath.IsAbs(p) {
+			return
 		}
+		p = filepath.Clean(p)
+		for _, a := range allowed {
+			if !own && filepath.Clean(a) == p {
+				return
+			}
+		}
+		out = append(out, p)
 	}
 	if config != "" {
-		add(filepath.Join(config, "dsh-acp"))
-		add(filepath.Join(config, "gh"))
+		add(filepath.Join(config, "dsh-acp"), true)
+		add(filepath.Join(config, "gh"), false)
 	}
-	add(stateDir)
+	add(stateDir, true)
 	if home != "" {
 		for _, p := range []string{".ssh", ".gnupg", ".aws", ".netrc", filepath.Join(".docker", "config.json"), filepath.Join(".config", "gh")} {
-			add(filepath.Join(home, p))
+			add(filepath.Join(home, p), false)
 		}
 	}
 	return out

@@ -23,6 +23,13 @@ func TestSecrets(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Secrets = %q, want %q", got, want)
 	}
+	// The user may let commands read another tool's credentials, never
+	// the agent's own folders.
+	got = Secrets("/state/dsh-acp", "/home/u/.ssh/", "/cfg/dsh-acp", "/state/dsh-acp")
+	want = slices.DeleteFunc(slices.Clone(want), func(p string) bool { return p == "/home/u/.ssh" })
+	if !slices.Equal(got, want) {
+		t.Errorf("Secrets with ~/.ssh allowed = %q, want %q", got, want)
+	}
 }
 
 // TestCarve: a carving grants everything but the hidden paths and lists

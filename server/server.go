@@ -96,6 +96,9 @@ type Options struct {
 	// MCPTrusted names the MCP servers whose read-only hints count
 	// (bridge.Config.MCPTrusted; --mcp-trusted).
 	MCPTrusted []string
+	// SandboxAllowRead are other tools' credentials (of sandbox.Secrets:
+	// ~/.ssh, ...) the user lets commands read (--sandbox-allow-read).
+	SandboxAllowRead []string
 	// Auth is where the API key comes from: initialize's login method
 	// (always offered), authenticate, logout, and the check that answers
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
@@ -192,7 +195,7 @@ func New(o Options) (*Server, error) {
 	}
 	// Commands (the model's and the agent's own) never read the agent's
 	// credentials, config and session logs, nor other tools' credentials.
-	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir), o.Sandbox.Hidden...)
+	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir, o.SandboxAllowRead...), o.Sandbox.Hidden...)
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())

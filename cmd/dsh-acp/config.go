@@ -61,6 +61,9 @@ type config struct {
 	// MCPTrusted are the MCP servers (by name) whose read-only hints the
 	// user vouches for (--mcp-trusted).
 	MCPTrusted []string
+	// SandboxAllowRead are credentials folders commands may read after
+	// all (--sandbox-allow-read), "~/" expanded.
+	SandboxAllowRead []string
 	// Trace is the file every ACP message is written to, redacted
 	// ("": none).
 	Trace string
@@ -126,6 +129,11 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 		return nil
 	})
 	c.MCPTrusted = splitNames(get("DSH_MCP_TRUSTED", ""))
+	fs.Func("sandbox-allow-read", "credentials commands may read after all, comma-separated, among ~/.ssh, ~/.gnupg, ~/.aws, ~/.config/gh, ~/.netrc, ~/.docker/config.json (hidden by default; the agent's own config and state never are; env DSH_SANDBOX_ALLOW_READ)", func(s string) error {
+		c.SandboxAllowRead = homePaths(splitNames(s))
+		return nil
+	})
+	c.SandboxAllowRead = homePaths(splitNames(get("DSH_SANDBOX_ALLOW_READ", "")))
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.idle = fs.String("model-idle-timeout", get("DSH_MODEL_IDLE_TIMEOUT", "120s"), "give a model request up when the endpoint sends nothing for this long (e.g. 120s, 5m; 0: never); retried like a dropped connection (env DSH_MODEL_IDLE_TIMEOUT)")
@@ -371,4 +379,15 @@ func splitNames(s string) []string {
 		}
 	}
 	return out
+}
+
+// homePaths expands a leading "~/" of each path to the home folder.
+func homePaths(paths []string) []string {
+	home, err := os.UserHomeDir()
+	for i, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && err == nil {
+			paths[i] = filepath.Join(home, rest)
+		}
+	}
+	return paths
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +142,23 @@ func TestTitleAndCompactionFlags(t *testing.T) {
 	c, _ := parseConfig(nil, env(map[string]string{"XDG_CONFIG_HOME": "/cfg"}), io.Discard)
 	if c.CommandsDir != "/cfg/dsh-acp/commands" {
 		t.Errorf("CommandsDir %q", c.CommandsDir)
+	}
+}
+
+// TestTrustAndAllowReadFlags: --mcp-trusted and --sandbox-allow-read
+// (and their variables, the flag winning) give comma-separated lists,
+// "~/" expanded for paths.
+func TestTrustAndAllowReadFlags(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	c, err := parseConfig(nil, env(map[string]string{"DSH_MCP_TRUSTED": "notes, fs", "DSH_SANDBOX_ALLOW_READ": "~/.ssh"}), io.Discard)
+	if err != nil || !slices.Equal(c.MCPTrusted, []string{"notes", "fs"}) || !slices.Equal(c.SandboxAllowRead, []string{filepath.Join(home, ".ssh")}) {
+		t.Errorf("from the environment: %q %q %v", c.MCPTrusted, c.SandboxAllowRead, err)
+	}
+	c, err = parseConfig([]string{"--mcp-trusted", "one", "--sandbox-allow-read", "/x/.aws,~/.netrc"}, env(map[string]string{"DSH_MCP_TRUSTED": "notes"}), io.Discard)
+	if err != nil || !slices.Equal(c.MCPTrusted, []string{"one"}) || !slices.Equal(c.SandboxAllowRead, []string{"/x/.aws", filepath.Join(home, ".netrc")}) {
+		t.Errorf("from the flags: %q %q %v", c.MCPTrusted, c.SandboxAllowRead, err)
 	}
 }
