@@ -10,7 +10,8 @@ import (
 // GitSafe are the options every git command of the agent's runs with,
 // before its own: no pager, no file system monitor, no hooks, no
 // external diff program, no automatic maintenance, no transport that
-// runs a command, paths shown as they are, no colour. Text conversion
+// runs a command, no signing program (commits and tags unsigned), an
+// editor that changes nothing, paths shown as they are, no colour. Text conversion
 // (--no-textconv) and external diff drivers (--no-ext-diff) are options
 // of the diff commands, which the caller adds; filter drivers are
 // turned off by Git for each driver the configuration defines.
@@ -23,6 +24,10 @@ var GitSafe = []string{
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
 	"-c", "protocol.ext.allow=never",
+	"-c", "commit.gpgSign=false",
+	"-c", "tag.gpgSign=false",
+	"-c", "core.editor=true",
+	"-c", "sequence.editor=true",
 	"-c", "core.quotepath=off",
 	"-c", "color.ui=never",
 }
