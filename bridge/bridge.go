@@ -80,6 +80,10 @@ type Config struct {
 	// the session's MCP servers before answering (mcp.go); 0 means
 	// DefaultMCPWait (2 s), a negative value no wait.
 	MCPWait time.Duration
+	// MCPTrusted names the MCP servers whose read-only hints the user
+	// vouches for (toolmcp.Server.Trusted): their readOnlyHint tools
+	// run in plan mode too. Others' hints are only claims.
+	MCPTrusted []string
 	// Titles: after a session's first turn that ends normally, the
 	// model writes the session's title (title.go); without it the first
 	// prompt's line stays the title (so under --replay and --record).
@@ -88,7 +92,11 @@ type Config struct {
 	// (slash.UserDir); "" reads none. The project's folder
 	// (slash.ProjectDir of the session's cwd) is always read.
 	CommandsDir string
-	Log         *slog.Logger
+	// Git runs the agent's own git commands (/review's), in the sandbox
+	// and with git's program-running settings off; nil runs none
+	// (/review fails GIT_UNAVAILABLE).
+	Git slash.Git
+	Log *slog.Logger
 	// Auth is where the API key comes from, for initialize's authMethods,
 	// authenticate, logout and the check before each prompt (auth.go).
 	Auth Auth

@@ -109,7 +109,10 @@ func (b *Bridge) prepareTurn(ctx context.Context, s *liveSession, content []tool
 	case c.Name == slash.Init:
 		in.Prompt = expanded(slash.InitPrompt(args))
 	case c.Name == slash.Review:
-		p, err := slash.ReviewPrompt(ctx, s.cwd, args)
+		if b.cfg.Git == nil {
+			return in, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: /review has no git runner", Data: map[string]any{"reason": "GIT_UNAVAILABLE"}}
+		}
+		p, err := slash.ReviewPrompt(ctx, b.cfg.Git, s.cwd, args)
 		if err != nil {
 			return in, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "GIT_UNAVAILABLE"}}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,14 @@ func (b *Bridge) startMCP(s *liveSession, servers []acp.McpServer) *toolmcp.Set 
 	}
 	ts := s.agent.Tools
 	q := ts.Value(mcpNoticesKey{}, func() any { return &mcpNotices{ts: ts} }).(*mcpNotices)
-	set := toolmcp.Start(mcpServers(servers), toolmcp.Options{
+	list := mcpServers(servers)
+	for i := range list {
+		if slices.Contains(b.cfg.MCPTrusted, list[i].Name) {
+			list[i].Trusted = true
+			b.log.Info("MCP server trusted: its read-only hints count, plan mode runs its read-only tools", "session", s.id, "server", list[i].Name)
+		}
+	}
+	set := toolmcp.Start(list, toolmcp.Options{
 		Registry:      tools.SessionTools(ts),
 		Cwd:           s.cwd,
 		Notice:        func(name, reason string) { q.post(mcpNotice(name, reason)) },

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,6 +22,26 @@ var permissionOptions = []acp.PermissionOption{
 	{OptionID: "allow-always", Name: "Always allow", Kind: acp.AllowAlways},
 	{OptionID: "reject-once", Name: "Reject", Kind: acp.RejectOnce},
 	{OptionID: "reject-always", Name: "Always reject", Kind: acp.RejectAlways},
+}
+
+// optionsFor are the options of c's request: permissionOptions, with the
+// allow-always option of a command naming the prefixes it remembers
+// ("Always allow `go test`, `make test`"), or that it remembers none.
+func optionsFor(c permission.Call) []acp.PermissionOption {
+	if c.Class != tools.ClassExecute {
+		return permissionOptions
+	}
+	opts := slices.Clone(permissionOptions)
+	name := "Always allow (remembers no command)"
+	if r := permission.RememberedPrefixes(c); len(r) > 0 {
+		name = "Always allow `" + strings.Join(r, "`, `") + "`"
+	}
+	for i := range opts {
+		if opts[i].OptionID == "allow-always" {
+			opts[i].Name = name
+		}
+	}
+	return opts
 }
 
 // permState is a session's permission state: its mode, the answers to
@@ -171,7 +192,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		}
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
-	explain(&card, p.rulesMode(), c)
+	explain(&card, p.rulesMode(), c, p.mem.CommandNotes(c))
 	if c.Class == tools.ClassNetwork && c.Host != "" {
 		// The title is the full URL; say what an "always" covers.
 		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
@@ -184,7 +205,7 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		sid, wait = child.permTarget(&card)
 		cancelTurn, answered = child.cancelRun, wait()
 	}
-	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: permissionOptions})
+	out := p.asks.request(ctx, p, c, acp.RequestPermissionRequest{SessionID: sid, ToolCall: card, Options: optionsFor(c)})
 	answered()
 	if out.covered {
 		// Another request's "always" answer covered this call and
@@ -252,10 +273,12 @@ func (p *permState) remember(c permission.Call, allow bool) {
 // explain adds to a permission card why the call asks on its own: the
 // real absolute paths it touches outside the project (also as the
 // card's locations, replacing the ones its arguments gave, which may
-// read "..") and the files it changes that run code.
-func explain(u *acp.ToolCallUpdate, mode string, c permission.Call) {
+// read "..") and the files it changes that run code; then the command's
+// notes (permission.Memory.CommandNotes: what in it runs other code, so
+// that no remembered prefix covers it).
+func explain(u *acp.ToolCallUpdate, mode string, c permission.Call, commandNotes []string) {
 	notes := permission.Explain(mode, c)
-	if len(notes) == 0 {
+	if len(notes) == 0 && len(commandNotes) == 0 {
 		return
 	}
 	var locs []acp.ToolCallLocation
@@ -269,6 +292,7 @@ func explain(u *acp.ToolCallUpdate, mode string, c permission.Call) {
 	if len(locs) > 0 {
 		u.Locations = locs
 	}
+	lines = append(lines, commandNotes...)
 	u.Content = append(u.Content, acp.TextContent(strings.Join(lines, "\n")))
 }
 

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -48,12 +49,34 @@ type bashFacts struct {
 	// runsCode: a redirection or argument naming a file that runs code
 	// (RunsCode).
 	runsCode bool
+	// others are the arguments that make their program run other code
+	// (runsOtherRules), in order.
+	others []otherArg
+	// runners are the prefixes of commands that run another command as
+	// their job (runners): never remembered, never covered.
+	runners []string
 }
 
 // covered reports whether remembered prefixes may decide the command:
 // everything in it was judged and stays inside the project.
 func (f bashFacts) covered() bool {
-	return f.parsed && !f.hidden && !f.redirect && !f.argument && !f.runsCode
+	return f.parsed && !f.hidden && !f.redirect && !f.argument && !f.runsCode && len(f.others) == 0 && len(f.runners) == 0
+}
+
+// rememberable are the prefixes an "always" answer stores for the
+// command: its prefixes but the runners', none when its text cannot be
+// judged (it does not parse or hides evaluation).
+func (f bashFacts) rememberable() []string {
+	if !f.parsed || f.hidden {
+		return nil
+	}
+	var out []string
+	for _, p := range f.prefixes {
+		if !slices.Contains(f.runners, p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // bashScope is where a command line's paths are judged.
@@ -102,7 +125,11 @@ func newScope(cwd, dir string) bashScope {
 //     absolute path, one with `..` or through a symlink that leads out, a
 //     leading ~, the value of `--opt=PATH` or `-XPATH`, a glob matching
 //     such a path; or an argument with an expansion, which could be one;
-//   - a redirection or argument naming a file that runs code (RunsCode).
+//   - a redirection or argument naming a file that runs code (RunsCode);
+//   - an option or assignment that makes its program run other code
+//     (runsOtherRules: make --eval or VAR=..., go -exec, cargo --config,
+//     npm --node-options, git --upload-pack, ...), or a command whose
+//     job is to run another (runners: env, xargs, sh, npx, ...).
 //
 // /dev/null, /dev/stdout, /dev/stderr (and stdin, zero, tty) are fine.
 // A `cd DIR` (or pushd) with a literal DIR makes later relative paths
@@ -164,6 +191,13 @@ func analyzeBash(cmd string, sc bashScope) bashFacts {
 		}
 		words[i] = n
 		f.prefixes = append(f.prefixes, prefix)
+		name := valueOf(c.Args[0]).text
+		if isRunner(name, prefix) {
+			f.runners = append(f.runners, prefix)
+		}
+		if w, ok := runsOther(c, name, prefix, n); ok {
+			f.others = append(f.others, otherArg{prefix, w})
+		}
 		if namesHidden(c) {
 			f.hidden = true
 		}

@@ -147,3 +147,27 @@ func DirInside(cwd, dir string) error {
 	}
 	return nil
 }
+
+// ResolveShown is ResolvePath with the path to show for the result:
+// shown is p made absolute against cwd and cleaned as text when that
+// text names the same file as the kernel's resolution (target), else
+// target itself (cleaning ".." as text after a symlink names another
+// file than the kernel opens). Tools take both from here instead of
+// joining or cleaning an argument path themselves, so what they show,
+// what the permission check judges and what they open agree. On error
+// (ELOOP, as ResolvePath) shown is still set, for the message.
+func ResolveShown(cwd, p string) (shown, target string, err error) {
+	abs := p
+	if !filepath.IsAbs(p) {
+		abs = filepath.Join(cwd, p)
+	}
+	shown = filepath.Clean(abs)
+	target, err = ResolvePath(cwd, p)
+	if err != nil {
+		return shown, "", err
+	}
+	if Resolve(cwd, shown) != target {
+		shown = target
+	}
+	return shown, target, nil
+}

@@ -69,9 +69,9 @@ type Call struct {
 	// command line), judged by its text (see BashPrefixes).
 	Command string
 	// Unsandboxed: the command runs outside the kernel sandbox (bash's
-	// dangerously_disable_sandbox). Such a call asks in every mode but
-	// bypassPermissions, even when its prefix or paths were allowed
-	// always; a remembered reject still refuses it.
+	// dangerously_disable_sandbox). Such a call asks in every mode,
+	// bypassPermissions included, even when its prefix or paths were
+	// allowed always; a remembered reject still refuses it.
 	Unsandboxed bool
 	// Dir is the directory Command starts in, as given (relative to
 	// Cwd); "" means Cwd. Relative paths in Command are judged against it.
@@ -129,13 +129,16 @@ func (m *Memory) Clone() *Memory {
 
 // Decide returns what to do with c in mode, and a reason for the model
 // when the call is refused:
-//   - plan mode refuses every call that is not read-only or agent state;
+//   - plan mode refuses every call that is not read-only or agent state
+//     (a read-only claim of an untrusted party, ClassReadOnlyClaimed,
+//     is refused too);
+//   - a call outside the sandbox (Unsandboxed) asks in every mode;
 //   - a path outside the cwd (resolved the kernel's way, ResolvePath)
 //     asks in every mode unless "always" was answered for this tool on
 //     that very path; so does, in every mode but bypassPermissions, a
 //     path naming a file that runs code (RunsCode) for a call that is
 //     not read-only;
-//   - read-only and agent-state calls run;
+//   - read-only, claimed read-only and agent-state calls run;
 //   - a command (ClassExecute) runs in bypassPermissions unless its text
 //     redirects outside the project or cannot be parsed; in the other
 //     modes it runs when every simple command has a remembered prefix
@@ -149,12 +152,16 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 	if class == tools.ClassNetwork {
 		return m.networkDecision(mode, c)
 	}
+	if mode == ModePlan && class == tools.ClassReadOnlyClaimed {
+		return Refuse, "the session is in plan mode, which runs only tools known to change nothing: this tool's server says it only reads, but the user has not marked the server trusted; do without it, or ask the user to leave plan mode"
+	}
 	if mode == ModePlan && !unasked(class) {
 		return Refuse, "the session is in plan mode: tools that change files or run commands are not available; describe the change instead, or ask the user to leave plan mode"
 	}
-	if c.Unsandboxed && mode != ModeBypass {
-		// Its own prompt, every time: what was allowed was allowed inside
-		// the sandbox.
+	if c.Unsandboxed {
+		// Its own prompt, every time and in every mode (bypassPermissions
+		// too: it vouches for what runs in the sandbox): what was allowed
+		// was allowed inside the sandbox.
 		inside := c
 		inside.Unsandboxed = false
 		if d, why := m.Decide(mode, inside); d == Refuse {
@@ -177,7 +184,9 @@ func (m *Memory) Decide(mode string, c Call) (Decision, string) {
 			return Ask, ""
 		}
 	}
-	if unasked(class) {
+	if unasked(class) || class == tools.ClassReadOnlyClaimed {
+		// A claimed read-only call with no special path: plan mode has
+		// refused it above.
 		return Allow, ""
 	}
 	if class == tools.ClassExecute {
@@ -304,8 +313,9 @@ type Rule struct {
 // code), those paths for that tool only; for a ClassExecute call, also
 // the prefixes of the simple commands of its Command (none when the
 // command's text cannot be judged: it does not parse or hides
-// evaluation); for a ClassNetwork call, its host for that tool only;
-// for other tools with no special path, the tool. Running
+// evaluation; never a runner's, see BashPrefixes); for a ClassNetwork
+// call, its host for that tool only; for other tools with no special
+// path, the tool. Running
 // outside the sandbox (c.Unsandboxed) is never remembered: an allow
 // covers the same prefixes inside the sandbox, and the next unsandboxed
 // run asks again.
@@ -318,9 +328,7 @@ func (m *Memory) Remember(c Call, allow bool) Rule {
 	special := specialPaths("", c)
 	r := Rule{Tool: c.Tool, Allow: allow, Paths: special}
 	if c.Class == tools.ClassExecute {
-		if f := analyzeBash(c.Command, newScope(c.Cwd, c.Dir)); f.parsed && !f.hidden {
-			r.Prefixes = f.prefixes
-		}
+		r.Prefixes = analyzeBash(c.Command, newScope(c.Cwd, c.Dir)).rememberable()
 	} else if len(special) == 0 {
 		r.Whole = true
 	}

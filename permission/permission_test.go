@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -158,7 +159,7 @@ func TestBypassStillAsksForOutsideRedirects(t *testing.T) {
 }
 
 // TestUnsandboxedAsks: a call that runs outside the sandbox asks in every
-// mode but bypassPermissions (plan refuses it like any command), whatever
+// mode, bypassPermissions too (plan refuses it like any command), whatever
 // prefix or path was allowed always; a remembered reject still refuses
 // it, and allowing it once remembers nothing about leaving the sandbox.
 func TestUnsandboxedAsks(t *testing.T) {
@@ -167,7 +168,7 @@ func TestUnsandboxedAsks(t *testing.T) {
 	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "make build", Cwd: cwd}, true)
 	m.Remember(Call{Tool: "bash", Class: tools.ClassExecute, Command: "rm x", Cwd: cwd}, false)
 	out := Call{Tool: "bash", Class: tools.ClassExecute, Command: "make build", Cwd: cwd, Unsandboxed: true}
-	for mode, want := range map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModeBypass: Allow, ModePlan: Refuse} {
+	for mode, want := range map[string]Decision{ModeDefault: Ask, ModeAcceptEdits: Ask, ModeBypass: Ask, ModePlan: Refuse} {
 		if got, _ := m.Decide(mode, out); got != want {
 			t.Errorf("%s: %v, want %v", mode, got, want)
 		}
@@ -226,5 +227,31 @@ func TestAdditionalDirectories(t *testing.T) {
 	}
 	if got, _ := m.Decide(ModeDefault, Call{Tool: "write", Class: tools.ClassEdit, Cwd: cwd}); got != Refuse {
 		t.Errorf("the original's later answer: %v", got)
+	}
+}
+
+// TestReadOnlyClaimed: a read-only claim of an untrusted party runs
+// unasked in default, acceptEdits and bypassPermissions on paths inside
+// the project, asks on a path outside (bypassPermissions too) or on a
+// file that runs code, and is refused in plan mode.
+func TestReadOnlyClaimed(t *testing.T) {
+	cwd := t.TempDir()
+	m := NewMemory()
+	call := func(paths ...string) Call {
+		return Call{Tool: "mcp__x__read", Class: tools.ClassReadOnlyClaimed, Paths: paths, Cwd: cwd}
+	}
+	for _, mode := range []string{ModeDefault, ModeAcceptEdits, ModeBypass} {
+		if d, _ := m.Decide(mode, call("a.txt")); d != Allow {
+			t.Errorf("%s inside: %v, want Allow", mode, d)
+		}
+		if d, _ := m.Decide(mode, call("/etc/passwd")); d != Ask {
+			t.Errorf("%s outside: %v, want Ask", mode, d)
+		}
+	}
+	if d, _ := m.Decide(ModeDefault, call(".git/config")); d != Ask {
+		t.Errorf("a file that runs code: %v, want Ask", d)
+	}
+	if d, why := m.Decide(ModePlan, call("a.txt")); d != Refuse || !strings.Contains(why, "not marked the server trusted") {
+		t.Errorf("plan: %v %q, want Refuse", d, why)
 	}
 }

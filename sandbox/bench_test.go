@@ -16,7 +16,10 @@ import (
 // process group, no helper) and through the helper under each mode:
 // "off" (the subreaper helper alone), "workspace-write/no-ns" (Landlock,
 // subreaper), "read-only" and "workspace-write" (Landlock in a PID
-// namespace). It reports the median in ms (median-ms) next to the mean.
+// namespace), and "workspace-write/hidden-net" (with the default secrets
+// hidden, the sources read-only and the network denied: a network
+// namespace and the well-known sockets covered). It reports the median
+// in ms (median-ms) next to the mean.
 func BenchmarkStart(b *testing.B) {
 	h := Probe()
 	bash, err := exec.LookPath("bash")
@@ -35,12 +38,14 @@ func BenchmarkStart(b *testing.B) {
 		mode   Mode
 		direct bool
 		noNS   bool
+		full   bool
 	}{
-		{"direct", Off, true, false},
-		{"off", Off, false, false},
-		{"workspace-write/no-ns", WorkspaceWrite, false, true},
-		{"read-only", ReadOnly, false, false},
-		{"workspace-write", WorkspaceWrite, false, false},
+		{"direct", Off, true, false, false},
+		{"off", Off, false, false, false},
+		{"workspace-write/no-ns", WorkspaceWrite, false, true, false},
+		{"read-only", ReadOnly, false, false, false},
+		{"workspace-write", WorkspaceWrite, false, false, false},
+		{"workspace-write/hidden-net", WorkspaceWrite, false, false, true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -51,6 +56,9 @@ func BenchmarkStart(b *testing.B) {
 			defer func() { noNamespaces = false }()
 			cmd := Command{Path: bash, Args: []string{"bash", "-c", "true"}, Dir: dir, Env: os.Environ(), Stdout: null, Stderr: null,
 				Policy: Policy{Config: Config{Mode: c.mode}, Project: dir, TempDir: dir, Caches: caches}}
+			if c.full {
+				cmd.Policy.Config.Hidden, cmd.Policy.Config.DenyNetwork, cmd.Policy.Sources = Secrets(""), true, Sources()
+			}
 			times := make([]time.Duration, 0, b.N)
 			for b.Loop() {
 				start := time.Now()
@@ -73,5 +81,14 @@ func BenchmarkStart(b *testing.B) {
 			slices.Sort(times)
 			b.ReportMetric(float64(times[len(times)/2])/1e6, "median-ms")
 		})
+	}
+}
+
+// BenchmarkCarveSecrets is the carving of "/" around the default
+// secrets, as each confined command's ruleset builds it.
+func BenchmarkCarveSecrets(b *testing.B) {
+	hidden := resolveAll(Secrets(""))
+	for b.Loop() {
+		carve("/", hidden)
 	}
 }

@@ -22,6 +22,10 @@ type Policy struct {
 	// Caches are the tool caches commands may write under WorkspaceWrite
 	// (see Caches).
 	Caches []string
+	// Sources are folders commands may read but never write, even inside
+	// a writable one (see Sources): a writable folder inside one is left
+	// out of Writable, and the write grants are built around them.
+	Sources []string
 }
 
 // devices are the device files every mode lets a command open for
@@ -37,8 +41,9 @@ var (
 const sharedMemory = "/dev/shm"
 
 // Writable returns the directories p lets a command write below, in
-// order: project, additional directories, TMPDIR, caches, /dev/shm (the
-// device files come on top). Empty entries are left out.
+// order: project, additional directories, TMPDIR, caches (but those
+// inside Sources), /dev/shm (the device files come on top). Empty
+// entries are left out; Sources inside them stay read-only.
 func (p Policy) Writable() []string {
 	var out []string
 	add := func(dirs ...string) {
@@ -53,7 +58,11 @@ func (p Policy) Writable() []string {
 		add(p.Project)
 		add(p.Dirs...)
 		add(p.TempDir)
-		add(p.Caches...)
+		for _, c := range p.Caches {
+			if !isHidden(c, p.Sources) {
+				add(c)
+			}
+		}
 		add(sharedMemory)
 	case ReadOnly:
 		add(p.TempDir)
@@ -67,7 +76,7 @@ func (p Policy) Writable() []string {
 // Allows reports whether p lets a command write path (absolute, or
 // relative to dir): it is, after resolving symlinks as far as it exists,
 // below one of Writable (resolved the same way) or one of the device
-// files.
+// files, and not below one of Sources.
 func (p Policy) Allows(path, dir string) bool {
 	if p.Config.mode() == Off {
 		return true
@@ -76,6 +85,9 @@ func (p Policy) Allows(path, dir string) bool {
 		path = filepath.Join(dir, path)
 	}
 	r := resolve(path)
+	if isHidden(r, resolveAll(p.Sources)) {
+		return false
+	}
 	for _, d := range append(append([]string{}, devices...), ttys...) {
 		if r == d || within(r, d) {
 			return true
@@ -205,17 +217,7 @@ func CachesFrom(env func(string) (string, bool), lookPath func(string) (string, 
 		}
 		add(c, haveGo)
 	}
-	mod := goVar("GOMODCACHE")
-	if mod == "" {
-		gopath := goVar("GOPATH")
-		if gopath == "" && home != "" {
-			gopath = filepath.Join(home, "go")
-		}
-		if first, _, _ := strings.Cut(gopath, string(filepath.ListSeparator)); first != "" {
-			mod = filepath.Join(first, "pkg", "mod")
-		}
-	}
-	add(mod, haveGo)
+	add(goModCache(goVar, home), haveGo)
 
 	npm := get("npm_config_cache")
 	if npm == "" && home != "" {
@@ -223,14 +225,85 @@ func CachesFrom(env func(string) (string, bool), lookPath func(string) (string, 
 	}
 	add(npm, installed("npm"))
 
-	cargo := get("CARGO_HOME")
-	if cargo == "" && home != "" {
-		cargo = filepath.Join(home, ".cargo")
-	}
-	if abs(cargo) != "" {
+	if cargo := cargoHome(get, home); abs(cargo) != "" {
 		haveCargo := installed("cargo")
 		add(filepath.Join(cargo, "registry"), haveCargo)
 		add(filepath.Join(cargo, "git"), haveCargo)
+	}
+	return out
+}
+
+// goModCache is the Go module cache: goVar's GOMODCACHE, else the first
+// GOPATH's pkg/mod (GOPATH defaults to ~/go).
+func goModCache(goVar func(string) string, home string) string {
+	if mod := goVar("GOMODCACHE"); mod != "" {
+		return mod
+	}
+	gopath := goVar("GOPATH")
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	if first, _, _ := strings.Cut(gopath, string(filepath.ListSeparator)); first != "" {
+		return filepath.Join(first, "pkg", "mod")
+	}
+	return ""
+}
+
+// cargoHome is $CARGO_HOME, else ~/.cargo.
+func cargoHome(get func(string) string, home string) string {
+	if c := get("CARGO_HOME"); c != "" {
+		return c
+	}
+	if home != "" {
+		return filepath.Join(home, ".cargo")
+	}
+	return ""
+}
+
+// Sources returns the package sources inside the caches that builds
+// read and that later run outside the sandbox, which commands may read
+// but not write even where their cache is writable (Policy.Sources),
+// from the agent's environment, computed once: the Go module cache
+// (every module's source, and its download cache, which go verifies
+// against go.sum only when it extracts), Cargo's unpacked registry
+// sources ($CARGO_HOME/registry/src) and git checkouts
+// ($CARGO_HOME/git/checkouts). A build with a warm cache only reads them;
+// one that must download asks to run outside the sandbox.
+func Sources() []string {
+	sourcesOnce.Do(func() { sources = SourcesFrom(os.LookupEnv) })
+	return sources
+}
+
+var (
+	sourcesOnce sync.Once
+	sources     []string
+)
+
+// SourcesFrom is Sources with the environment read through env.
+func SourcesFrom(env func(string) (string, bool)) []string {
+	get := func(k string) string {
+		v, _ := env(k)
+		return v
+	}
+	home := get("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	goEnv := goEnvFile(get, home)
+	goVar := func(k string) string {
+		if v := get(k); v != "" {
+			return v
+		}
+		return goEnv[k]
+	}
+	var out []string
+	for _, p := range []string{goModCache(goVar, home)} {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	if cargo := cargoHome(get, home); filepath.IsAbs(cargo) {
+		out = append(out, filepath.Join(cargo, "registry", "src"), filepath.Join(cargo, "git", "checkouts"))
 	}
 	return out
 }
@@ -264,4 +337,21 @@ func goEnvFile(get func(string) string, home string) map[string]string {
 		}
 	}
 	return out
+}
+
+// DescribeCaches is the one-line state of the tool caches under c for
+// `dsh-acp --version`: which stay writable to commands (builds write
+// them, so a hostile command could poison them) and which package
+// sources are read-only, or "" when c confines nothing.
+func DescribeCaches(c Config) string {
+	if c.mode() != WorkspaceWrite {
+		return ""
+	}
+	var writable []string
+	for _, d := range CachesFrom(os.LookupEnv, exec.LookPath, false) {
+		if !isHidden(d, Sources()) {
+			writable = append(writable, d)
+		}
+	}
+	return "writable " + strings.Join(writable, ", ") + "; read-only " + strings.Join(Sources(), ", ")
 }

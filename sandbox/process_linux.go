@@ -73,6 +73,9 @@ func Start(c Command) (*Process, error) {
 		return startDirect(c)
 	}
 	spec := helper.Spec{UID: os.Getuid(), GID: os.Getgid(), NS: h.Namespaces && !noNamespaces && c.Policy.Config.mode() != Off}
+	if spec.NS && c.Policy.Config.DenyNetwork {
+		spec.Net, spec.Mask = true, KnownSockets()
+	}
 	var ruleset *os.File
 	if c.Policy.Config.Confines(h) {
 		f, flags, err := rulesetFor(c.Policy, h.LandlockABI)
@@ -112,6 +115,9 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if spec.NS {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if spec.Net {
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		// The helper's uid has no mapping yet when it is executed, so it
 		// keeps the capabilities to map it (and to mount /proc) only as
 		// ambient ones; it clears them before starting the command.
@@ -335,21 +341,19 @@ func rulesetFor(pol Policy, abi int) (*os.File, uint32, error) {
 	if !pol.Config.DenyNetwork {
 		cfg.HandledAccessNet = 0
 	}
-	read := landlock.RODirs("/")
-	if abi >= 9 {
-		read = read.WithResolveUnix()
-	}
-	rules := []landlock.Rule{
-		read,
+	hidden := resolveAll(pol.Config.Hidden)
+	rules := carvedRules(carve("/", hidden), false, abi)
+	rules = append(rules,
 		landlock.RWFiles(devices...).IgnoreIfMissing(),
 		landlock.RWFiles(ttys...).WithIoctlDev().IgnoreIfMissing(),
-	}
-	if w := pol.Writable(); len(w) > 0 {
-		rw := landlock.RWDirs(w...).IgnoreIfMissing()
-		if abi >= 2 {
-			rw = rw.WithRefer()
+	)
+	// Writes are carved around the secrets and the read-only sources.
+	around := append(slices.Clip(hidden), resolveAll(pol.Sources)...)
+	for _, w := range pol.Writable() {
+		if _, err := os.Stat(w); err != nil {
+			continue // a missing writable folder is left out
 		}
-		rules = append(rules, rw)
+		rules = append(rules, carvedRules(carve(resolve(w), around), true, abi)...)
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
@@ -451,4 +455,26 @@ func runProbe(spec helper.Spec, ruleset *os.File) error {
 		return errors.New(strings.TrimPrefix(msg, "dsh-acp sandbox: "))
 	}
 	return fmt.Errorf("the probe ended with %v", ws)
+}
+
+// carvedRules are the Landlock rules of a carving: its whole directories
+// and files read-only, or read-write with renames and links among them
+// (ABI 2) when write is set; with ABI 9, also connecting to the pathname
+// unix sockets there; its listed directories listing only.
+func carvedRules(c carving, write bool, abi int) []landlock.Rule {
+	dirs, files := landlock.RODirs(c.dirs...), landlock.ROFiles(c.files...)
+	if write {
+		dirs, files = landlock.RWDirs(c.dirs...), landlock.RWFiles(c.files...)
+		if abi >= 2 {
+			dirs = dirs.WithRefer()
+		}
+	}
+	if abi >= 9 {
+		dirs, files = dirs.WithResolveUnix(), files.WithResolveUnix()
+	}
+	rules := []landlock.Rule{dirs.IgnoreIfMissing(), files.IgnoreIfMissing()}
+	if len(c.listed) > 0 {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, c.listed...).IgnoreIfMissing())
+	}
+	return rules
 }

@@ -19,7 +19,9 @@
 // ReadOnly leaves out the project, the additional directories and the
 // caches; Off confines nothing (and sets no TMPDIR). With
 // Config.DenyNetwork (ABI 4 and later) TCP bind and connect are refused
-// too (UDP as well from ABI 10); other sockets are not covered.
+// too (UDP as well from ABI 10), and where commands get namespaces each
+// runs in an empty network namespace with the well-known pathname unix
+// sockets covered; other pathname sockets are not.
 //
 // The ruleset is built in the agent with go-landlock for exactly the ABI
 // the kernel reports (never a silent best-effort downgrade) and handed to
@@ -90,8 +92,20 @@ func ParseMode(s string) (Mode, error) {
 // network allowed.
 type Config struct {
 	Mode Mode
-	// DenyNetwork refuses TCP bind and connect (Landlock ABI 4 and later).
+	// DenyNetwork gives each command an empty network namespace where
+	// commands get namespaces (no TCP, UDP or abstract unix socket
+	// reaches the host; the well-known pathname sockets, KnownSockets,
+	// are covered), else refuses TCP bind and connect (Landlock ABI 4
+	// and later; UDP too from ABI 10). Other pathname unix sockets stay
+	// reachable.
 	DenyNetwork bool
+	// Hidden are paths (absolute) commands may not read nor write
+	// (Secrets): the read and write grants are built around them, so a
+	// folder on the way to one stays listable (its entries' names, not
+	// theirs). A hidden path inside a folder the policy makes writable
+	// is hidden there too; a writable folder inside a hidden one is
+	// writable (and readable).
+	Hidden []string
 }
 
 // mode is c.Mode with "" read as WorkspaceWrite.
@@ -111,7 +125,8 @@ func (c Config) Confines(h Host) bool {
 // Describe is the one-line state of the sandbox for `dsh-acp --version`:
 //
 //	landlock ABI 7 (workspace-write)
-//	landlock ABI 7 (workspace-write, network denied)
+//	landlock ABI 7 (workspace-write, network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones)
+//	landlock ABI 7 (workspace-write, network denied: TCP only; reachable: UDP, unix sockets)
 //	landlock ABI 3 (workspace-write; network left open: needs ABI 4; signals and abstract sockets not scoped: needs ABI 6)
 //	off
 //	unavailable (kernel has no Landlock)
@@ -123,11 +138,11 @@ func Describe(c Config, h Host) string {
 		return "unavailable (" + h.LandlockReason + ")"
 	}
 	what := string(c.mode())
-	if c.DenyNetwork && h.LandlockABI >= 4 {
-		what += ", network denied"
+	if n := DescribeNetwork(c, h); n != "" && (h.LandlockABI >= 4 || h.Namespaces) {
+		what += ", " + n
 	}
 	var missing []string
-	if c.DenyNetwork && h.LandlockABI < 4 {
+	if c.DenyNetwork && h.LandlockABI < 4 && !h.Namespaces {
 		missing = append(missing, "network left open: needs ABI 4")
 	}
 	if h.LandlockABI < 6 {
@@ -152,4 +167,23 @@ func DescribeProcesses(c Config, h Host) string {
 		why = h.NamespaceReason
 	}
 	return "subreaper (leftovers are killed at close and exit, not when the agent is killed: " + why + ")"
+}
+
+// DescribeNetwork says what --sandbox-network deny holds back on host h
+// and what stays reachable, or "" when c does not deny the network:
+//
+//	network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (...)
+//	network denied: TCP only; reachable: UDP, unix sockets
+func DescribeNetwork(c Config, h Host) string {
+	switch {
+	case !c.DenyNetwork || c.mode() == Off:
+		return ""
+	case h.Namespaces:
+		return "network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (docker, containerd, podman, dbus, ssh-agent, X11, Wayland)"
+	case h.LandlockABI >= 10:
+		return "network denied: TCP and UDP only; reachable: unix sockets"
+	case h.LandlockABI >= 4:
+		return "network denied: TCP only; reachable: UDP, unix sockets"
+	}
+	return "network left open"
 }

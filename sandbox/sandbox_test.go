@@ -30,7 +30,8 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{Config{}, ll7, "landlock ABI 7 (workspace-write)"},
-		{Config{Mode: ReadOnly, DenyNetwork: true}, ll7, "landlock ABI 7 (read-only, network denied)"},
+		{Config{Mode: ReadOnly, DenyNetwork: true}, ll7, "landlock ABI 7 (read-only, network denied: an empty network namespace; reachable: pathname unix sockets but the well-known ones (docker, containerd, podman, dbus, ssh-agent, X11, Wayland))"},
+		{Config{DenyNetwork: true}, Host{LandlockABI: 7}, "landlock ABI 7 (workspace-write, network denied: TCP only; reachable: UDP, unix sockets)"},
 		{Config{DenyNetwork: true}, ll3, "landlock ABI 3 (workspace-write; network left open: needs ABI 4; signals and abstract sockets not scoped: needs ABI 6)"},
 		{Config{Mode: ReadOnly}, Host{LandlockABI: 6}, "landlock ABI 6 (read-only)"},
 		{Config{Mode: Off}, ll7, "off"},

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/acptest"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/llm"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // The MCP end-to-end tests: the editor's mcpServers in session/new and
@@ -207,25 +208,37 @@ func TestMCPToolsPerSession(t *testing.T) {
 // TestMCPPermissionModes: an MCP tool that is not read-only (here one
 // the server calls destructive) asks in default and acceptEdits,
 // showing that it is destructive, is refused in plan and runs unasked in
-// bypassPermissions; a read-only one runs unasked in default and plan.
+// bypassPermissions; a read-only one (by the server's hint) runs unasked
+// in default, acceptEdits and bypassPermissions, and in plan only when
+// the server is trusted (--mcp-trusted): else plan refuses it too.
 func TestMCPPermissionModes(t *testing.T) {
 	cases := []struct {
 		mode          string
+		trusted       bool
 		asked         int
 		write, read   string // final statuses
 		writeResultOK bool
 	}{
-		{"default", 1, "completed", "completed", true},
-		{"acceptEdits", 1, "completed", "completed", true},
-		{"plan", 0, "failed", "completed", false},
-		{"bypassPermissions", 0, "completed", "completed", true},
+		{"default", false, 1, "completed", "completed", true},
+		{"acceptEdits", false, 1, "completed", "completed", true},
+		{"plan", false, 0, "failed", "failed", false},
+		{"plan", true, 0, "failed", "completed", false},
+		{"bypassPermissions", false, 0, "completed", "completed", true},
 	}
 	for _, c := range cases {
-		t.Run(c.mode, func(t *testing.T) {
+		name := c.mode
+		if c.trusted {
+			name += "-trusted"
+		}
+		t.Run(name, func(t *testing.T) {
 			write, read := [2]string{"mcp__notes__write_note", `{"name":"todo","text":"buy oat milk"}`}, [2]string{"mcp__notes__read_note", `{"name":"todo"}`}
 			model := newCapturingModel(t, e2etest.ToolCalls(write, read), e2etest.Text(nil, []string{"Done."}, "stop"))
 			writeID, readID := e2etest.CallID(0, 0, write[0], write[1]), e2etest.CallID(0, 1, read[0], read[1])
-			h := newHarness(t, harnessOpts{model: model, mode: c.mode})
+			opts := harnessOpts{model: model, mode: c.mode}
+			if c.trusted {
+				opts.options = func(o *server.Options) { o.MCPTrusted = []string{"notes"} }
+			}
+			h := newHarness(t, opts)
 			pc := &permissionClient{outcome: "allow-once"}
 			h.client.OnRequest = pc.handle
 			events := filepath.Join(t.TempDir(), "events")
@@ -259,6 +272,9 @@ func TestMCPPermissionModes(t *testing.T) {
 			wantRead := "buy milk"
 			if c.writeResultOK {
 				wantRead = "buy oat milk"
+			}
+			if c.read == "failed" {
+				wantRead = "Error: not allowed: the session is in plan mode, which runs only tools known to change nothing: this tool's server says it only reads, but the user has not marked the server trusted; do without it, or ask the user to leave plan mode"
 			}
 			if got := toolMessage(t, model.request(t, 2), readID); got != wantRead {
 				t.Errorf("read_note result for the model: %q, want %q", got, wantRead)

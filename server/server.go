@@ -17,9 +17,11 @@ import (
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
 	"github.com/dsh-acp/dsh-acp/bridge"
+	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/toolask"
 	"github.com/dsh-acp/dsh-acp/toolbash"
 	"github.com/dsh-acp/dsh-acp/toolfs"
@@ -105,6 +107,12 @@ type Options struct {
 	// bridge.DefaultMCPWait (2 s), a negative value no wait. Servers not
 	// ready by then join the session when they are.
 	MCPWait time.Duration
+	// MCPTrusted names the MCP servers whose read-only hints count
+	// (bridge.Config.MCPTrusted; --mcp-trusted).
+	MCPTrusted []string
+	// SandboxAllowRead are other tools' credentials (of sandbox.Secrets:
+	// ~/.ssh, ...) the user lets commands read (--sandbox-allow-read).
+	SandboxAllowRead []string
 	// Auth is where the API key comes from: initialize's login method
 	// (always offered), authenticate, logout, and the check that answers
 	// a prompt without a key with -32000 (bridge.Auth; the zero value
@@ -232,6 +240,15 @@ func New(o Options) (*Server, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	reg := tools.NewRegistry()
+	if o.StateDir != "" {
+		// What a delete killed midway left beside its removed log.
+		if n, err := session.Sweep(o.StateDir); n > 0 || err != nil {
+			o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
+		}
+	}
+	// Commands (the model's and the agent's own) never read the agent's
+	// credentials, config and session logs, nor other tools' credentials.
+	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir, o.SandboxAllowRead...), o.Sandbox.Hidden...)
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox, SpillMax: o.SpillMax})
 	all := append(toolfs.Tools(), shell.Tools()...)
 	all = append(all, tooltodo.New(), toolask.New())
@@ -271,6 +288,7 @@ func New(o Options) (*Server, error) {
 		SandboxWarning:   shell.SandboxWarning,
 		Titles:           o.Titles,
 		CommandsDir:      o.CommandsDir,
+		Git:              agentcmd.Runner{Sandbox: o.Sandbox}.Git,
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 		Models:           models,
@@ -280,6 +298,7 @@ func New(o Options) (*Server, error) {
 		Thinking:         o.Thinking,
 		ThinkingDefault:  o.ThinkingDefault,
 		MCPWait:          o.MCPWait,
+		MCPTrusted:       o.MCPTrusted,
 		Auth:             o.Auth,
 		Providers:        o.Providers,
 		Images:           meter.Images,

@@ -58,7 +58,9 @@ func Find(root, id string) (string, error) {
 // removed (a *LockedError); the lock file goes last, while held (a
 // process that opens it afterwards finds no log to lock). The log is
 // removed first, so a crash midway leaves no listed session. A missing
-// log is an error wrapping ErrNotFound; nothing is removed then. The
+// log is an error wrapping ErrNotFound; nothing is removed then. What a
+// crash after the log's removal leaves, Sweep removes at the next
+// start. The
 // caller closes its own Log of path first (a Log holds the lock, and
 // only ever creates its file on its first Append, so a closed one never
 // brings it back).
@@ -83,15 +85,17 @@ func Delete(path string) error {
 		return fmt.Errorf("session: deleting the backups of %s: %w", path, err)
 	}
 	var errs []error
+	lockName := filepath.Base(LockPath(path))
 	for _, e := range entries {
 		n := e.Name()
-		title := filepath.Base(TitlePath(path))
-		if isBackupOf(n, base) || strings.HasPrefix(n, "."+base+".tmp-") || n == title || strings.HasPrefix(n, "."+title+".tmp-") ||
-			n == filepath.Base(LockPath(path)) || n == filepath.Base(ArchivedPath(path)) {
+		if b, ok := sidecarOf(n); ok && b == base && n != lockName {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if err := os.Remove(LockPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("session: deleting the backups of %s: %w", path, errors.Join(errs...))

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -39,15 +39,17 @@ const ReviewLimit = 256 << 10
 // reviewTimeout bounds each git command of /review.
 const reviewTimeout = 30 * time.Second
 
-// gitSafe are the options every git command of /review runs with: the
-// project's own configuration must not make a review run programs (a
-// file system monitor, an external diff, text conversion filters) or a
-// pager, and paths are shown as they are.
-var gitSafe = []string{"--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "-c", "color.ui=never", "-c", "diff.external="}
+// Git runs git with args in dir, its output going to stdout and stderr,
+// as the agent runs its own commands: in the sandbox, read-only, with
+// the scrubbed environment and with every setting that makes git start
+// another program (a pager, a file system monitor, hooks, an external
+// diff, filters) turned off. Errors: exec.ErrNotFound (wrapped) when git
+// is missing, a non-zero exit, ctx's error.
+type Git func(ctx context.Context, dir string, args []string, stdout, stderr io.Writer) error
 
 // ReviewCommands are the git commands /review runs, as the prompt shows
-// them (each runs with gitSafe's options too): the status, the changes
-// not staged, the staged changes.
+// them (Git adds its own options to turn off what runs programs): the
+// status, the changes not staged, the staged changes.
 var ReviewCommands = [][]string{
 	{"git", "status"},
 	{"git", "diff", "--no-ext-diff", "--no-textconv"},
@@ -55,16 +57,16 @@ var ReviewCommands = [][]string{
 }
 
 // ReviewPrompt is the prompt of /review in the project at cwd: the agent
-// runs ReviewCommands there itself and puts their output (or their
-// failure) in the prompt, which asks the model for a review without
+// runs ReviewCommands there itself through git and puts their output
+// (or their failure) in the prompt, which asks the model for a review without
 // changing anything (the bridge runs the turn under plan mode's rules).
 // args ("" for none) says what to look at. An error is returned only
 // when git cannot be started at all.
-func ReviewPrompt(ctx context.Context, cwd, args string) (string, error) {
+func ReviewPrompt(ctx context.Context, git Git, cwd, args string) (string, error) {
 	var b strings.Builder
 	b.WriteString("Review the uncommitted changes of this project. The agent ran these git commands in the working directory just now:\n")
 	for _, c := range ReviewCommands {
-		out, err := runGit(ctx, cwd, c[1:])
+		out, err := runGit(ctx, git, cwd, c[1:])
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("/review needs git: %w", err)
 		}
@@ -93,18 +95,14 @@ Review these changes as a careful senior reviewer: bugs and wrong behaviour firs
 	return b.String(), nil
 }
 
-// runGit runs git args (with gitSafe) in cwd and returns its output
+// runGit runs git args in cwd through git and returns its output
 // (stdout, then stderr), cut at ReviewLimit.
-func runGit(ctx context.Context, cwd string, args []string) ([]byte, error) {
+func runGit(ctx context.Context, git Git, cwd string, args []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitSafe...), args...)...)
-	cmd.Dir = cwd
-	cmd.Env = append(os.Environ(), "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 	var stdout, stderr limitedBuffer
 	stdout.limit, stderr.limit = ReviewLimit, ReviewLimit
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := git(ctx, cwd, args, &stdout, &stderr)
 	out := append(stdout.buf.Bytes(), stderr.buf.Bytes()...)
 	cut := stdout.cut || stderr.cut
 	out, c := cutLines(out, ReviewLimit)

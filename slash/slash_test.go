@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
 )
 
 func write(t *testing.T, path, text string) {
@@ -194,7 +196,7 @@ func TestReviewPrompt(t *testing.T) {
 	run("config", "diff.conv.textconv", "touch "+marker+";cat")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := ReviewPrompt(ctx, dir, "the text")
+	p, err := ReviewPrompt(ctx, agentcmd.Runner{}.Git, dir, "the text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func TestReviewPrompt(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the repository's configuration ran a program during the review")
 	}
-	out, err := ReviewPrompt(ctx, t.TempDir(), "")
+	out, err := ReviewPrompt(ctx, agentcmd.Runner{}.Git, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package toolbash
 import (
 	"os"
 	"strings"
+
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // forcedEnv is added to every command's environment (replacing any value
@@ -25,11 +27,8 @@ func commandEnv(environ []string) []string {
 }
 
 // secretName reports whether an environment variable name looks like it
-// holds a credential.
-func secretName(name string) bool {
-	up := strings.ToUpper(name)
-	return strings.Contains(up, "KEY") || strings.Contains(up, "SECRET") || strings.Contains(up, "TOKEN")
-}
+// holds a credential (the rule every command of the agent's follows).
+var secretName = sandbox.SecretName
 
 func forced(name string) bool {
 	for _, kv := range forcedEnv {

@@ -150,8 +150,10 @@ func (m *Manager) Confined() bool { return m.sandbox.Confines(m.Host()) }
 
 // SandboxWarning is what a session should tell the user once (a notice,
 // or a log line) when commands will not be confined as configured: the
-// kernel has no usable Landlock. It is "" when they are confined, and when
-// the user chose --sandbox off. It never waits for the probe (a session
+// kernel has no usable Landlock; or, under --sandbox-network deny, what
+// stays reachable (sandbox.DescribeNetwork). It is "" when they are
+// confined with the network allowed, and when the user chose --sandbox
+// off. It never waits for the probe (a session
 // opens without it): before the probe it judges by what the kernel says
 // of Landlock alone (sandbox.Quick); should the probe then find Landlock
 // refused to the helper, the first command's session is told (see
@@ -185,7 +187,12 @@ func (m *Manager) noteProbe(sess tools.Session) {
 
 // warning is SandboxWarning's sentence for host h.
 func (m *Manager) warning(h sandbox.Host) string {
-	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.Off || m.sandbox.Confines(h) {
+	mode, _ := sandbox.ParseMode(string(m.sandbox.Mode))
+	confined := m.sandbox.Confines(h)
+	if mode != sandbox.Off && confined && m.sandbox.DenyNetwork {
+		return "shell commands: " + sandbox.DescribeNetwork(m.sandbox, h)
+	}
+	if mode == sandbox.Off || confined {
 		return ""
 	}
 	return "shell commands run without a sandbox (" + h.LandlockReason + "); only the permission checks guard what they do"
@@ -254,7 +261,7 @@ func (m *Manager) start(sess tools.Session, command, dir string, unconfined bool
 // first command; none under --sandbox off), and the mode Off for an
 // unconfined run.
 func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbox.Policy, []string, error) {
-	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs}
+	pol := sandbox.Policy{Config: m.sandbox, Dirs: m.dirs, Sources: sandbox.Sources()}
 	if m.caches {
 		pol.Caches = sandbox.Caches()
 	}

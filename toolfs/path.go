@@ -49,20 +49,11 @@ func resolve(cwd, p string, dirs ...string) (file, error) {
 		}
 		cwd = wd
 	}
-	abs := p
-	if !filepath.IsAbs(p) {
-		abs = filepath.Join(cwd, p)
-	}
-	target, err := permission.ResolvePath(cwd, p)
+	shown, target, err := permission.ResolveShown(cwd, p)
 	if err != nil {
-		return file{}, ioErr("resolve", abs, err)
+		return file{}, ioErr("resolve", shown, err)
 	}
-	f := file{display: filepath.Clean(abs), target: target, name: target}
-	if permission.Resolve(cwd, f.display) != target {
-		// Cleaning ".." as text names another file than the kernel
-		// opens: show the real one.
-		f.display = target
-	}
+	f := file{display: shown, target: target, name: target}
 	for _, r := range append([]string{cwd}, dirs...) {
 		if !permission.Inside(r, target) {
 			continue
@@ -70,7 +61,7 @@ func resolve(cwd, p string, dirs ...string) (file, error) {
 		root := permission.Resolve(r, r)
 		rel, err := filepath.Rel(root, target)
 		if err != nil {
-			return file{}, ioErr("resolve", abs, err)
+			return file{}, ioErr("resolve", shown, err)
 		}
 		f.root, f.name = root, rel
 		break

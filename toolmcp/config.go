@@ -52,6 +52,11 @@ type Server struct {
 	// URL and Headers reach an HTTP or SSE server.
 	URL     string
 	Headers []HTTPHeader
+	// Trusted: the user vouches for the server's read-only hints (a
+	// configuration choice): its tools with readOnlyHint are read-only
+	// to the permission check (plan mode runs them). Otherwise a hint is
+	// only a claim (tools.ClassReadOnlyClaimed).
+	Trusted bool
 }
 
 // transport returns the server's transport, "" read as stdio.

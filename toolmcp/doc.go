@@ -14,10 +14,15 @@
 // every server and removes its tools.
 //
 // Calls run through the shared execute chain like every tool: the
-// permission class comes from the server's annotations (readOnlyHint:
-// tools.ClassReadOnly; anything else tools.ClassUndeclared, which asks
-// in default and acceptEdits, runs in bypassPermissions and is refused
-// in plan), and the cards from the tool's title and annotations. A
+// permission class comes from the server's annotations, which are the
+// server's claims (readOnlyHint: tools.ClassReadOnly when the user
+// marked the server trusted, Server.Trusted, else
+// tools.ClassReadOnlyClaimed, refused in plan; anything else
+// tools.ClassUndeclared, which asks in default and acceptEdits, runs in
+// bypassPermissions and is refused in plan); every string argument that
+// looks like a path is handed to the permission check (Access), so a
+// path outside the project asks in every mode; the cards come from the
+// tool's title and annotations. A
 // result is logged whole (its Meta holds the MCP CallToolResult), so its
 // card can be shown again from the log without the server.
 package toolmcp

@@ -49,8 +49,9 @@ func TestStdioServer(t *testing.T) {
 	}
 	checkNotesServer(t, f, events)
 
+	// The server is not trusted: its readOnlyHint is a claim.
 	read, _ := f.shared.Lookup(f.session, "mcp__notes__read_note")
-	if read.Class != tools.ClassReadOnly || !read.ConcurrencySafe || read.Description != "Read a note by name." {
+	if read.Class != tools.ClassReadOnlyClaimed || !read.ConcurrencySafe || read.Description != "Read a note by name." {
 		t.Errorf("read_note: class %v, concurrency-safe %v, %q", read.Class, read.ConcurrencySafe, read.Description)
 	}
 	var schema map[string]any

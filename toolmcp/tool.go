@@ -47,6 +47,9 @@ type toolDef struct {
 	original string // the tool's name on the server
 	display  string // title, annotations.title or name
 	readOnly bool
+	// trusted: the server was marked trusted (Server.Trusted), so
+	// readOnly is believed.
+	trusted bool
 	// destructive: the server's destructiveHint, nil when not given (MCP's
 	// default then: true).
 	destructive *bool
@@ -59,12 +62,13 @@ type wireDef struct {
 	Tool        string   `json:"tool"`
 	Title       string   `json:"title"`
 	ReadOnly    bool     `json:"readOnly,omitempty"`
+	Trusted     bool     `json:"trusted,omitempty"`
 	Destructive *bool    `json:"destructive,omitempty"`
 	Required    []string `json:"required,omitempty"`
 }
 
 func (d *toolDef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(wireDef{d.server, d.original, d.display, d.readOnly, d.destructive, d.required})
+	return json.Marshal(wireDef{d.server, d.original, d.display, d.readOnly, d.trusted, d.destructive, d.required})
 }
 
 func (d *toolDef) UnmarshalJSON(b []byte) error {
@@ -78,17 +82,23 @@ func (d *toolDef) UnmarshalJSON(b []byte) error {
 	if w.Title == "" {
 		w.Title = w.Tool
 	}
-	*d = toolDef{server: w.Server, original: w.Tool, display: w.Title, readOnly: w.ReadOnly, destructive: w.Destructive, required: w.Required}
+	*d = toolDef{server: w.Server, original: w.Tool, display: w.Title, readOnly: w.ReadOnly, trusted: w.Trusted, destructive: w.Destructive, required: w.Required}
 	return nil
 }
 
-// class is the permission class the server's annotations give: only
-// readOnlyHint makes a tool read-only; every other tool stays
-// undeclared: asked in default and acceptEdits, run in
-// bypassPermissions, refused in plan (tools.Class).
+// class is the permission class the server's annotations give. A hint
+// is a claim of the server's (MCP: hints are not to be trusted for
+// decisions): readOnlyHint makes a tool read-only only when the user
+// marked its server trusted, else claimed read-only (unasked in
+// default and acceptEdits without paths outside the project, refused
+// in plan); every other tool stays undeclared: asked in default and
+// acceptEdits, run in bypassPermissions, refused in plan (tools.Class).
 func (d *toolDef) class() tools.Class {
-	if d.readOnly {
+	switch {
+	case d.readOnly && d.trusted:
 		return tools.ClassReadOnly
+	case d.readOnly:
+		return tools.ClassReadOnlyClaimed
 	}
 	return tools.ClassUndeclared
 }
@@ -102,7 +112,7 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 	if err != nil {
 		return tools.Tool{}, nil, err
 	}
-	d := &toolDef{server: srv.cfg.Name, original: t.Name, display: t.Name, required: required}
+	d := &toolDef{server: srv.cfg.Name, original: t.Name, display: t.Name, required: required, trusted: srv.cfg.Trusted}
 	switch {
 	case t.Title != "":
 		d.display = t.Title
@@ -126,6 +136,7 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
 			return srv.call(ctx, d.original, ex.Args)
 		},
+		Access:        pathAccess,
 		PresentCall:   d.presentCall,
 		PresentResult: d.presentResult,
 	}

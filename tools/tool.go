@@ -41,7 +41,7 @@ type Access struct {
 	Dir     string
 	// Unsandboxed: the call runs its command outside the kernel sandbox
 	// (bash's dangerously_disable_sandbox); the permission check asks for
-	// it in every mode but bypassPermissions, whatever was remembered.
+	// it in every mode, whatever was remembered.
 	Unsandboxed bool
 	// Host is the network host a ClassNetwork call sends its request to
 	// (a URL's host name, lower case, without the port): the permission
@@ -85,6 +85,13 @@ const (
 	// acceptEdits and plan only for a host already allowed (refused in
 	// plan otherwise), unasked in bypassPermissions.
 	ClassNetwork
+	// ClassReadOnlyClaimed calls are read-only by the word of a party the
+	// user does not vouch for (an MCP server's readOnlyHint, the server
+	// not marked trusted): unasked in default, acceptEdits and
+	// bypassPermissions unless they touch paths outside the session cwd
+	// (or files that run code), refused in plan mode, which runs only
+	// what is known to change nothing.
+	ClassReadOnlyClaimed
 )
 
 // String returns the class's name as the constants spell it without the
@@ -103,6 +110,8 @@ func (c Class) String() string {
 		return "Execute"
 	case ClassNetwork:
 		return "Network"
+	case ClassReadOnlyClaimed:
+		return "ReadOnlyClaimed"
 	}
 	return fmt.Sprintf("Class(%d)", int(c))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -82,19 +83,23 @@ func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output,
 		return tools.Output{}, argErr("pattern must be relative to path and stay below it; put the folder to search in path")
 	}
 	cwd := cwdOf(ex.Session)
-	root, fi, err := resolveRoot(cwd, a.Path)
+	root, shown, fi, err := resolveRoot(cwd, a.Path)
 	if err != nil {
 		return tools.Output{}, err
 	}
 	if !fi.IsDir() {
-		return tools.Output{}, argErr("path " + strconv.Quote(root) + " is not a folder")
+		return tools.Output{}, argErr("path " + strconv.Quote(shown) + " is not a folder")
 	}
 	// Walk only below the pattern's literal folder ("src/**/*.go" walks
 	// src); the rest of the pattern matches below it.
 	base, rest := doublestar.SplitPattern(pattern)
+	// The literal folder is resolved the kernel's way too (it holds no
+	// "..", but may hold a symlink), and must lead inside root or cwd.
 	start := root
 	if base != "." {
-		start = filepath.Join(root, filepath.FromSlash(base))
+		if start, err = permission.ResolvePath(root, filepath.FromSlash(base)); err != nil {
+			return tools.Output{Content: []tools.Content{tools.Text("No files found")}}, nil
+		}
 	}
 	w := newWalk(start, root, cwd)
 	if start != root {
@@ -102,7 +107,7 @@ func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output,
 		if err != nil || !st.IsDir() {
 			return tools.Output{Content: []tools.Content{tools.Text("No files found")}}, nil
 		}
-		if !w.leadsWithin(start) {
+		if !within(root, start) && !within(cwd, start) {
 			w.linksOutside.Add(1)
 			var nt notes
 			walkNotes(&nt, w)

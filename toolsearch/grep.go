@@ -183,7 +183,7 @@ func executeGrep(ctx context.Context, ex *tools.Exec, a GrepArgs) (tools.Output,
 		return tools.Output{}, err
 	}
 	cwd := cwdOf(ex.Session)
-	root, fi, err := resolveRoot(cwd, a.Path)
+	root, shown, fi, err := resolveRoot(cwd, a.Path)
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -193,7 +193,7 @@ func executeGrep(ctx context.Context, ex *tools.Exec, a GrepArgs) (tools.Output,
 		// A file named by path is searched whatever the ignore rules
 		// and the glob say.
 		if err := searchFile(q.eng, root, col); err != nil {
-			return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot read "+strconv.Quote(root)+": "+err.Error(), err)
+			return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot read "+strconv.Quote(shown)+": "+err.Error(), err)
 		}
 	} else {
 		w = newWalk(root, root, cwd)
@@ -210,7 +210,7 @@ func executeGrep(ctx context.Context, ex *tools.Exec, a GrepArgs) (tools.Output,
 			if ctx.Err() != nil {
 				return tools.Output{}, searchErr("SEARCH_ABORTED", "grep aborted", ctx.Err())
 			}
-			return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(root)+": "+err.Error(), err)
+			return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(shown)+": "+err.Error(), err)
 		}
 	}
 	text, meta := col.render(cwd, q.eng.mode, w)

@@ -16,12 +16,12 @@ package toolsearch
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -60,34 +60,45 @@ func argErr(msg string) *tools.Error {
 	return &tools.Error{Name: tools.NameToolArgs, Code: tools.CodeInvalidArgs, Message: msg}
 }
 
-// cwdOf returns the session's cwd, or the process's without a session.
+// cwdOf returns the real path of the session's cwd (symlinks resolved
+// as permission.ResolvePath does), or of the process's working
+// directory without a session. Walks, ignore rules and the paths shown
+// are all in real paths, the ones the permission check judged.
 func cwdOf(s tools.Session) string {
-	if s != nil && s.Cwd() != "" {
-		return filepath.Clean(s.Cwd())
+	cwd := ""
+	if s != nil {
+		cwd = s.Cwd()
 	}
-	wd, _ := os.Getwd()
-	return wd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if r, err := permission.ResolvePath(cwd, cwd); err == nil {
+		return r
+	}
+	return cwd
 }
 
-// resolveRoot makes the path argument absolute against cwd ("" is cwd)
-// and stats it. Errors: SEARCH_NOT_FOUND, SEARCH_IO_ERROR.
-func resolveRoot(cwd, p string) (string, os.FileInfo, error) {
-	root := cwd
-	if p != "" {
-		if filepath.IsAbs(p) {
-			root = filepath.Clean(p)
-		} else {
-			root = filepath.Join(cwd, p)
-		}
+// resolveRoot resolves the path argument ("" is cwd) with the
+// permission check's own resolution (permission.ResolveShown: symlinks
+// followed where they stand, then ".."), so the folder searched is the
+// one that was judged, and stats it. It returns the real path and the
+// path to name in messages. Errors: SEARCH_NOT_FOUND, SEARCH_IO_ERROR.
+func resolveRoot(cwd, p string) (root, shown string, fi os.FileInfo, err error) {
+	if p == "" {
+		p = "."
 	}
-	fi, err := os.Stat(root)
+	shown, root, err = permission.ResolveShown(cwd, p)
+	if err != nil {
+		return "", "", nil, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(shown)+": "+err.Error(), err)
+	}
+	fi, err = os.Stat(root)
 	switch {
 	case os.IsNotExist(err):
-		return "", nil, searchErr("SEARCH_NOT_FOUND", "path "+strconv.Quote(root)+" does not exist", err)
+		return "", "", nil, searchErr("SEARCH_NOT_FOUND", "path "+strconv.Quote(shown)+" does not exist", err)
 	case err != nil:
-		return "", nil, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(root)+": "+err.Error(), err)
+		return "", "", nil, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(shown)+": "+err.Error(), err)
 	}
-	return root, fi, nil
+	return root, shown, fi, nil
 }
 
 // displayPath is how a result path is shown: relative to cwd when inside

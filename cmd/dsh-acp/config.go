@@ -64,6 +64,12 @@ type config struct {
 	// MCPWait is how long session/new (load, resume, fork) waits for the
 	// session's MCP servers; 0 means it answers at once.
 	MCPWait time.Duration
+	// MCPTrusted are the MCP servers (by name) whose read-only hints the
+	// user vouches for (--mcp-trusted).
+	MCPTrusted []string
+	// SandboxAllowRead are credentials folders commands may read after
+	// all (--sandbox-allow-read), "~/" expanded.
+	SandboxAllowRead []string
 	// Trace is the file every ACP message is written to, redacted
 	// ("": none).
 	Trace string
@@ -141,6 +147,16 @@ func defineFlags(fs *flag.FlagSet, c *config, get func(name, def string) string)
 	v.maxMessage = fs.String("max-message-size", get("DSH_MAX_MESSAGE_SIZE", "64MiB"), "largest ACP message read, in bytes (suffixes KiB, MiB, GiB); a longer one is refused with an error, never held in memory (env DSH_MAX_MESSAGE_SIZE)")
 	v.maxSpill = fs.String("max-spill-size", get("DSH_MAX_SPILL_SIZE", "64MiB"), "output one shell command may save to its spill files, in bytes (suffixes KiB, MiB, GiB); past it the output is still read but no longer saved, and the file ends saying where it was cut; 0: no limit (env DSH_MAX_SPILL_SIZE)")
 	v.mcpWait = fs.String("mcp-wait", get("DSH_MCP_WAIT", "2s"), "how long session/new waits at most for the session's MCP servers to start (e.g. 2s; 0: answer at once); slower ones join when ready (env DSH_MCP_WAIT)")
+	fs.Func("mcp-trusted", "MCP servers (names, comma-separated) whose readOnlyHint you vouch for: their read-only tools also run in plan mode; other servers' hints count only as claims (env DSH_MCP_TRUSTED)", func(s string) error {
+		c.MCPTrusted = splitNames(s)
+		return nil
+	})
+	c.MCPTrusted = splitNames(get("DSH_MCP_TRUSTED", ""))
+	fs.Func("sandbox-allow-read", "credentials commands may read after all, comma-separated, among ~/.ssh, ~/.gnupg, ~/.aws, ~/.config/gh, ~/.netrc, ~/.docker/config.json (hidden by default; the agent's own config and state never are; env DSH_SANDBOX_ALLOW_READ)", func(s string) error {
+		c.SandboxAllowRead = homePaths(splitNames(s))
+		return nil
+	})
+	c.SandboxAllowRead = homePaths(splitNames(get("DSH_SANDBOX_ALLOW_READ", "")))
 	v.titles = fs.String("titles", get("DSH_TITLES", "on"), "on: after a session's first turn one short model request writes its title; off: the first prompt's line stays the title (always off with --replay and --record; env DSH_TITLES)")
 	v.compactAt = fs.String("compact-threshold", get("DSH_COMPACT_THRESHOLD", "80"), "percent of the model's context window from which the conversation is compacted into a summary; 0 turns automatic compaction off, /compact still works (env DSH_COMPACT_THRESHOLD)")
 	v.promptQueue = fs.String("prompt-queue", get("DSH_PROMPT_QUEUE", "8"), "prompts a session holds while its turn runs: the turn ends at its next step and they run in order, one turn each; one more is refused (env DSH_PROMPT_QUEUE)")
@@ -432,4 +448,27 @@ func parseLowBalance(v string) (map[string]float64, error) {
 		out[cur] = n
 	}
 	return out, nil
+}
+
+// splitNames splits a comma-separated list, dropping empty entries and
+// the spaces around names.
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// homePaths expands a leading "~/" of each path to the home folder.
+func homePaths(paths []string) []string {
+	home, err := os.UserHomeDir()
+	for i, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && err == nil {
+			paths[i] = filepath.Join(home, rest)
+		}
+	}
+	return paths
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +235,23 @@ func TestSpillFlag(t *testing.T) {
 		if _, err := parseConfig([]string{"--max-spill-size", v}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--max-spill-size") {
 			t.Errorf("%q: %v, want an error naming the flag", v, err)
 		}
+	}
+}
+
+// TestTrustAndAllowReadFlags: --mcp-trusted and --sandbox-allow-read
+// (and their variables, the flag winning) give comma-separated lists,
+// "~/" expanded for paths.
+func TestTrustAndAllowReadFlags(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	env := func(kv map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+	}
+	c, err := parseConfig(nil, env(map[string]string{"DSH_MCP_TRUSTED": "notes, fs", "DSH_SANDBOX_ALLOW_READ": "~/.ssh"}), io.Discard)
+	if err != nil || !slices.Equal(c.MCPTrusted, []string{"notes", "fs"}) || !slices.Equal(c.SandboxAllowRead, []string{filepath.Join(home, ".ssh")}) {
+		t.Errorf("from the environment: %q %q %v", c.MCPTrusted, c.SandboxAllowRead, err)
+	}
+	c, err = parseConfig([]string{"--mcp-trusted", "one", "--sandbox-allow-read", "/x/.aws,~/.netrc"}, env(map[string]string{"DSH_MCP_TRUSTED": "notes"}), io.Discard)
+	if err != nil || !slices.Equal(c.MCPTrusted, []string{"one"}) || !slices.Equal(c.SandboxAllowRead, []string{"/x/.aws", filepath.Join(home, ".netrc")}) {
+		t.Errorf("from the flags: %q %q %v", c.MCPTrusted, c.SandboxAllowRead, err)
 	}
 }

@@ -75,6 +75,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "dsh-acp", version)
 		fmt.Fprintln(stdout, "sandbox:", sandbox.Describe(cfg.Sandbox, h))
 		fmt.Fprintln(stdout, "processes:", sandbox.DescribeProcesses(cfg.Sandbox, h))
+		if caches := sandbox.DescribeCaches(cfg.Sandbox); caches != "" {
+			fmt.Fprintln(stdout, "caches:", caches)
+		}
 		return 0
 	}
 	// The log and the trace are redacted alike. The keys the redactor
@@ -152,6 +155,8 @@ func newServer(cfg config, log *slog.Logger) (*server.Server, error) {
 		Thinking:        cfg.Thinking != "" || cfg.Provider.DeepSeek(),
 		ThinkingDefault: cfg.Thinking,
 		MCPWait:         cfg.MCPWait,
+		MCPTrusted:       cfg.MCPTrusted,
+		SandboxAllowRead: cfg.SandboxAllowRead,
 		Auth:            authFor(cfg),
 		ImageModels:     cfg.ImageModels,
 		Titles:          cfg.Titles,

@@ -245,8 +245,11 @@ func TestVersionAndHelp(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}, {"--sandbox", "off", "--version"}, {"version", "--sandbox", "off"}} {
 		out, err := exec.Command(binary(t), args...).Output()
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if err != nil || len(lines) != 3 || lines[0] != "dsh-acp "+version ||
-			!strings.HasPrefix(lines[1], "sandbox: ") || !strings.HasPrefix(lines[2], "processes: ") {
+		// A fourth line names the caches under workspace-write.
+		caches := len(args) == 1
+		if err != nil || len(lines) != map[bool]int{true: 4, false: 3}[caches] || lines[0] != "dsh-acp "+version ||
+			!strings.HasPrefix(lines[1], "sandbox: ") || !strings.HasPrefix(lines[2], "processes: ") ||
+			caches && !strings.HasPrefix(lines[3], "caches: writable ") {
 			t.Errorf("%v = %q, %v", args, out, err)
 			continue
 		}

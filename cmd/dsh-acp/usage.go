@@ -52,12 +52,14 @@ var flagTable = map[string]flagHelp{
 	"titles":             {groupSession, "on|off"},
 	"compact-threshold":  {groupSession, "percent"},
 	"mcp-wait":           {groupSession, "duration"},
+	"mcp-trusted":        {groupSession, "NAMES"},
 	"prompt-queue":       {groupSession, "int"},
 	"subagent-depth":     {groupSession, "int"},
 	"location-line-base": {groupSession, "0|1"},
 
-	"sandbox":         {groupSandbox, "MODE"},
-	"sandbox-network": {groupSandbox, "allow|deny"},
+	"sandbox":            {groupSandbox, "MODE"},
+	"sandbox-network":    {groupSandbox, "allow|deny"},
+	"sandbox-allow-read": {groupSandbox, "PATHS"},
 
 	"max-steps":          {groupLimits, "int"},
 	"max-message-size":   {groupLimits, "size"},

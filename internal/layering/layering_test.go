@@ -90,10 +90,12 @@ var rules = map[string]rule{
 	"hunks/internal/benchcases": {},
 	"tools/toolstest":           {ours: []string{"tools"}},
 	"internal/acpclient":        {ours: []string{"acp"}},
-	"internal/acptest":          {},
-	"internal/diffcmd":          {ours: []string{"hunks"}},
-	"internal/e2etest":          {},
-	"internal/gentree":          {},
+	// The agent's own commands (/review's git) run through the sandbox.
+	"internal/agentcmd": {ours: []string{"sandbox"}, external: []string{}},
+	"internal/acptest":  {},
+	"internal/diffcmd":  {ours: []string{"hunks"}},
+	"internal/e2etest":  {},
+	"internal/gentree":  {},
 	// The analyzer for switches over closed sets and its command: the
 	// analysis framework, nothing of ours to check against.
 	"internal/exhaustive":                {ours: nil, external: []string{"golang.org/x/tools/go/analysis"}},

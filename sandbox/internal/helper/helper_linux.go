@@ -71,6 +71,9 @@ func runHelper(args []string) int {
 		if err := enterNamespaces(spec.UID, spec.GID); err != nil {
 			return fail("namespaces: %v", err)
 		}
+		if err := mask(spec.Mask); err != nil {
+			return fail("mask: %v", err)
+		}
 	} else if err := prctl(prSetChildSubreaper, 1); err != nil {
 		return fail("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
 	}
@@ -237,6 +240,25 @@ func capGet() (capHeader, capData, error) {
 func capSet(hdr *capHeader, data *capData) error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
 		return fmt.Errorf("capset: %w", errno)
+	}
+	return nil
+}
+
+// mask covers each of paths in this mount namespace (see Spec.Mask).
+func mask(paths []string) error {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = syscall.Mount("tmpfs", p, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4k,mode=0555")
+		} else {
+			err = syscall.Mount("/dev/null", p, "", syscall.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
 	}
 	return nil
 }

@@ -58,4 +58,13 @@ type Spec struct {
 	// Probe: set up as for a command (confinement included), report "ok"
 	// and exit 0 instead of starting one.
 	Probe bool `json:"probe,omitempty"`
+	// Net (with NS): the agent cloned the helper into a new network
+	// namespace as well, which holds only a loopback that is down: no
+	// TCP, UDP or abstract unix socket of the host is reachable.
+	Net bool `json:"net,omitempty"`
+	// Mask (with NS) are paths the helper covers in its mount namespace
+	// before starting the command: a directory with an empty read-only
+	// tmpfs, anything else (a unix socket) with /dev/null. A path that
+	// does not exist is passed over.
+	Mask []string `json:"mask,omitempty"`
 }

@@ -1,0 +1,75 @@
+package toolmcp
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/dsh-acp/dsh-acp/tools"
+)
+
+// pathAccess is an MCP tool's Access: the string values anywhere in its
+// arguments that look like paths (absolute, starting with "~", a
+// file:// URL's path, or holding a ".." component), for the permission
+// check to resolve and judge (a path outside the project asks, whatever
+// the tool's class). The server's schema says nothing trustworthy about
+// which arguments are paths, so every string is looked at. Arguments
+// that are not JSON touch nothing here (the registry refuses them).
+func pathAccess(args json.RawMessage) (tools.Access, bool) {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return tools.Access{}, false
+	}
+	var acc tools.Access
+	walkStrings(v, func(s string) {
+		if p, ok := pathLike(s); ok {
+			acc.Paths = append(acc.Paths, p)
+		}
+	})
+	return acc, true
+}
+
+// walkStrings calls f with every string in v (keys of objects too).
+func walkStrings(v any, f func(string)) {
+	switch x := v.(type) {
+	case string:
+		f(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	case map[string]any:
+		for k, e := range x {
+			f(k)
+			walkStrings(e, f)
+		}
+	}
+}
+
+// pathLike returns the path s names when it looks like one the
+// permission check must judge (see pathAccess).
+func pathLike(s string) (string, bool) {
+	if rest, ok := strings.CutPrefix(s, "file://"); ok {
+		if u, err := url.Parse(s); err == nil && u.Path != "" {
+			return u.Path, true
+		}
+		return rest, true
+	}
+	switch {
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		// The server's side would take it as the home folder.
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + s[1:], true
+		}
+		return "/" + s, true
+	case strings.HasPrefix(s, "~"):
+		// Another user's home: outside the project.
+		return "/" + s, true
+	case strings.HasPrefix(s, "/"):
+		return s, true
+	case s == "..", strings.HasPrefix(s, "../"), strings.Contains(s, "/../"), strings.HasSuffix(s, "/.."):
+		return s, true
+	}
+	return "", false
+}
