@@ -478,9 +478,14 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 // ends, the session's next waiting prompt starts (queue.go).
 func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc, s *liveSession, content []tools.Content, first bool) (resp acp.PromptResponse, err error) {
 	defer func() {
-		s.turnEnded(promptResult{resp: resp, err: err})
+		next := s.turnEnded(promptResult{resp: resp, err: err})
 		cancel()
 		b.releaseLog(s)
+		// The next waiting prompt's turn starts once this answer is
+		// written (every update of this turn is before it).
+		if next && !acp.After(ctx, s.startNext) {
+			s.startNext()
+		}
 	}()
 	// A resumed session's log is decoded here, at its first turn.
 	if err := s.agent.Store.Ready(); err != nil {

@@ -1,0 +1,78 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
+	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+)
+
+// TestQueuedTurnAfterAnswerE2E: a queued prompt's turn writes nothing
+// before the answer of the turn it waited for. Each turn's model request
+// is held while the next prompt is queued and a new command file is
+// written, so the queued turn's first update (the commands, sent as it
+// starts) is ready at once; it must still follow the earlier answer.
+func TestQueuedTurnAfterAnswerE2E(t *testing.T) {
+	t.Parallel()
+	const turns = 25
+	release := make([]chan struct{}, turns+2)
+	for i := range release {
+		release[i] = make(chan struct{})
+	}
+	f := newFakeModel(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		hs := e2etest.NewHeldStream(0)
+		_, _ = io.WriteString(w, hs.Text(fmt.Sprintf("held %d", n)))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release[n]:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, hs.Done("stop"))
+	})
+	h := newHarness(t, harnessOpts{model: f.client("k")})
+	sid := h.start(harnessOpts{})
+	chans := []<-chan acpclient.Message{sendPrompt(t, h, sid, "turn 1", nil)}
+	for k := 1; k < turns; k++ {
+		waitFor(t, func() bool { return f.requests() == k })
+		h.waitAgentLine(0, fmt.Sprintf(`"held %d"`, k))
+		chans = append(chans, sendPrompt(t, h, sid, fmt.Sprintf("turn %d", k+1), nil))
+		readBarrier(t, h)
+		writeFile(t, filepath.Join(h.cwd, ".dsh", "commands", fmt.Sprintf("c%d.md", k)), "Do thing "+fmt.Sprint(k))
+		close(release[k])
+		if r := stopReasonOf(t, chans[k-1]); r != acp.StopEndTurn {
+			t.Fatalf("turn %d: %s", k, r)
+		}
+	}
+	waitFor(t, func() bool { return f.requests() == turns })
+	close(release[turns])
+	if r := stopReasonOf(t, chans[turns-1]); r != acp.StopEndTurn {
+		t.Fatalf("last turn: %s", r)
+	}
+	bad := 0
+	for k := 1; k < turns; k++ {
+		// Prompt k's request id: initialize 1, session/new 2, prompt 1
+		// 3, then each prompt followed by its barrier.
+		id := 2 * k
+		if k == 1 {
+			id = 3
+		}
+		answer := agentLineIndex(h, fmt.Sprintf(`"id":%d,"result":{"stopReason":"end_turn"}`, id))
+		update := agentLineIndex(h, `"available_commands_update"`, fmt.Sprintf(`"c%d"`, k))
+		if answer < 0 || update < 0 {
+			t.Fatalf("turn %d: answer line %d, commands line %d", k, answer, update)
+		}
+		if update < answer {
+			bad++
+			t.Errorf("turn %d+1's commands (line %d) came before turn %d's answer (line %d)", k, update, k, answer)
+		}
+	}
+	t.Logf("%d of %d hand-offs out of order", bad, turns-1)
+}
