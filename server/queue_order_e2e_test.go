@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
+	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // TestQueuedTurnAfterAnswerE2E: a queued prompt's turn writes nothing
@@ -75,4 +77,65 @@ func TestQueuedTurnAfterAnswerE2E(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d hand-offs out of order", bad, turns-1)
+}
+
+// TestSteeringAtLastStepE2E: a steering prompt sent while the model
+// streams its final answer at the turn's last allowed step cannot join
+// that turn (no request is left): the turn ends end_turn with its
+// answer, and the steering prompt runs as a turn of its own, whose
+// request carries the message.
+func TestSteeringAtLastStepE2E(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f, mb := heldModel(t, release)
+	h := newHarness(t, harnessOpts{model: f.client("k"), options: func(o *server.Options) { o.MaxSteps = 1 }})
+	sid := h.start(harnessOpts{})
+	first := sendPrompt(t, h, sid, "zero", nil)
+	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
+	steer := sendPrompt(t, h, sid, "shorter", map[string]any{"steering": true})
+	readBarrier(t, h)
+	close(release)
+	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
+		t.Errorf("first prompt: %s, want end_turn (the model gave its answer)", r)
+	}
+	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
+		t.Errorf("steering prompt: %s, want end_turn", r)
+	}
+	if n := f.requests(); n != 2 {
+		t.Fatalf("model requests = %d, want 2", n)
+	}
+	msgs := messagesOf(t, mb.body(2))
+	if last := msgs[len(msgs)-1]; messageText(last) != "shorter" {
+		t.Errorf("second request ends with %q, want the steering message", messageText(last))
+	}
+}
+
+// TestSteeringAfterLastStepToolsE2E: a steering prompt sent while the
+// last allowed step's command runs is not taken by that turn (it ends
+// max_turn_requests, no request left): it runs as a turn of its own.
+func TestSteeringAfterLastStepToolsE2E(t *testing.T) {
+	t.Parallel()
+	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Steered."}, "stop"))
+	h := newHarness(t, harnessOpts{model: f.client("k"), options: func(o *server.Options) { o.MaxSteps = 1 }})
+	sid := h.start(harnessOpts{})
+	first := sendPrompt(t, h, sid, "run it", nil)
+	waitRunning(t, h)
+	steer := sendPrompt(t, h, sid, "use the other file", map[string]any{"steering": true})
+	readBarrier(t, h)
+	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := stopReasonOf(t, first); r != acp.StopMaxTurnRequests {
+		t.Errorf("first prompt: %s, want max_turn_requests", r)
+	}
+	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
+		t.Errorf("steering prompt: %s, want end_turn", r)
+	}
+	if n := f.requests(); n != 2 {
+		t.Fatalf("model requests = %d, want 2", n)
+	}
+	msgs := messagesOf(t, mb.body(2))
+	if last := msgs[len(msgs)-1]; messageText(last) != "use the other file" {
+		t.Errorf("second request ends with %q, want the steering message", messageText(last))
+	}
 }
