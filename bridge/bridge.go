@@ -482,9 +482,14 @@ func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc
 		cancel()
 		b.releaseLog(s)
 		// The next waiting prompt's turn starts once this answer is
-		// written (every update of this turn is before it).
-		if next && !acp.After(ctx, s.startNext) {
+		// written (every update of this turn is before it); a close
+		// meanwhile dropped it, and the log is released then.
+		start := func() {
 			s.startNext()
+			b.releaseIfIdle(s)
+		}
+		if next && !acp.After(ctx, start) {
+			start()
 		}
 	}()
 	// A resumed session's log is decoded here, at its first turn.
