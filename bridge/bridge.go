@@ -459,9 +459,11 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	}
 	s.mu.Lock()
 	if s.cancel != nil {
-		// A turn runs: the prompt waits for it (queue.go).
+		// A turn runs: the prompt waits for it (queue.go). A slash
+		// command the session offers does not steer: it runs as its own
+		// turn, as it would have (/compact, /review need one).
 		defer s.mu.Unlock()
-		return b.enqueue(ctx, s, content, steeringMeta(p.Meta))
+		return b.enqueue(ctx, s, content, steeringMeta(p.Meta) && !s.offersCommand(content))
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel

@@ -139,3 +139,37 @@ func TestSteeringAfterLastStepToolsE2E(t *testing.T) {
 		t.Errorf("second request ends with %q, want the steering message", messageText(last))
 	}
 }
+
+// TestSteeringCommandE2E: a steering prompt that is a slash command the
+// session offers runs that command as a turn of its own (a command's
+// prompt cannot join a running turn: /compact and /review need a turn
+// of their own): the running turn ends at its next step, and the next
+// turn's request carries the command's prompt, not the typed "/fix".
+func TestSteeringCommandE2E(t *testing.T) {
+	t.Parallel()
+	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Fixed."}, "stop"))
+	cwd := t.TempDir()
+	writeFile(t, filepath.Join(cwd, ".dsh", "commands", "fix.md"), "Write a failing test for $ARGUMENTS, then fix it.\n")
+	h := newHarness(t, harnessOpts{model: f.client("k"), cwd: cwd})
+	sid := h.start(harnessOpts{})
+	first := sendPrompt(t, h, sid, "run it", nil)
+	waitRunning(t, h)
+	steer := sendPrompt(t, h, sid, "/fix the parser", map[string]any{"steering": true})
+	readBarrier(t, h)
+	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
+		t.Errorf("first prompt: %s", r)
+	}
+	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
+		t.Errorf("command prompt: %s", r)
+	}
+	if n := f.requests(); n != 2 {
+		t.Fatalf("model requests = %d, want 2", n)
+	}
+	msgs := messagesOf(t, mb.body(2))
+	if got := messageText(msgs[len(msgs)-1]); got != "Write a failing test for the parser, then fix it.\n" {
+		t.Errorf("second request ends with %q, want the command's prompt", got)
+	}
+}
