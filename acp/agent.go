@@ -117,3 +117,18 @@ func Then(ctx context.Context, f func()) bool {
 	s.mu.Unlock()
 	return true
 }
+
+// After makes f run once the response to ctx's request has been
+// written, or failed to be, whatever the answer (a result or an error):
+// on the request's goroutine, after what Then registered. It reports
+// false, and f never runs, when ctx is not a request's context.
+func After(ctx context.Context, f func()) bool {
+	s, ok := ctx.Value(thenKey{}).(*thenSlot)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	s.after = append(s.after, f)
+	s.mu.Unlock()
+	return true
+}

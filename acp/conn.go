@@ -271,11 +271,28 @@ func (c *Conn) run(ctx context.Context, fn RequestFunc, method string) (res any,
 type thenSlot struct {
 	mu  sync.Mutex
 	fns []func()
+	// after are the functions [After] registered.
+	after []func()
+}
+
+// runAfter runs what After registered (s may be nil).
+func (s *thenSlot) runAfter() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	fns := s.after
+	s.after = nil
+	s.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
 }
 
 // reply writes the response and then runs what Then registered (only
-// after a successful result).
+// after a successful result), then what After registered (always).
 func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error, then *thenSlot) {
+	defer then.runAfter()
 	c.stream.enter()
 	defer c.stream.leave()
 	ctx := context.Background()

@@ -26,6 +26,12 @@ func (h *echoHandler) PrepareRequest(_ context.Context, method string, params js
 	switch method {
 	case "echo":
 		return func(context.Context) (any, error) { return params, nil }
+	case "fail":
+		return func(ctx context.Context) (any, error) {
+			Then(ctx, func() { _ = h.conn.Notify("then", nil) })
+			After(ctx, func() { _ = h.conn.Notify("after", map[string]bool{"failed": true}) })
+			return nil, &Error{Code: CodeInvalidParams, Message: "no"}
+		}
 	case "call":
 		return func(ctx context.Context) (any, error) {
 			var res json.RawMessage
@@ -82,6 +88,19 @@ func TestCallBothWays(t *testing.T) {
 	}
 	if got := readLine(t, out); got != `{"jsonrpc":"2.0","method":"after","params":{"ok":true}}` {
 		t.Errorf("after = %s", got)
+	}
+}
+
+// TestAfterError: what After registered runs after an error response
+// too, while Then's functions do not.
+func TestAfterError(t *testing.T) {
+	_, in, out := pipeConn(t)
+	io.WriteString(in, `{"jsonrpc":"2.0","id":"f","method":"fail","params":{}}`+"\n")
+	if got := readLine(t, out); got != `{"id":"f","error":{"code":-32602,"message":"no"},"jsonrpc":"2.0"}` {
+		t.Errorf("response = %s", got)
+	}
+	if got := readLine(t, out); got != `{"jsonrpc":"2.0","method":"after","params":{"failed":true}}` {
+		t.Errorf("after the error = %s", got)
 	}
 }
 

@@ -396,15 +396,18 @@ func (t *turnRun) run(ctx context.Context) Outcome {
 		}
 		out, again := t.doStep(ctx)
 		t.emit(session.StepEnd{Turn: t.turn, Step: t.step})
+		// The last step allowed is no boundary: no request is left to
+		// carry a steering message, which waits for a turn of its own.
+		last := t.step == cfg.MaxSteps
 		if !again {
 			// A final answer (or a question that ended the turn) still
 			// takes a steering message that came meanwhile.
-			if out.Err != nil || out.StopReason != session.EndTurn || ctx.Err() != nil || t.boundary(true) {
+			if out.Err != nil || out.StopReason != session.EndTurn || ctx.Err() != nil || last || t.boundary(true) {
 				return out
 			}
 			continue
 		}
-		if t.boundary(false) {
+		if !last && t.boundary(false) {
 			return Outcome{StopReason: session.EndTurn}
 		}
 	}

@@ -521,9 +521,11 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 	}
 	s.mu.Lock()
 	if s.cancel != nil {
-		// A turn runs: the prompt waits for it (queue.go).
+		// A turn runs: the prompt waits for it (queue.go). A slash
+		// command the session offers does not steer: it runs as its own
+		// turn, as it would have (/compact, /review need one).
 		defer s.mu.Unlock()
-		return b.enqueue(ctx, s, content, steeringMeta(p.Meta))
+		return b.enqueue(ctx, s, content, steeringMeta(p.Meta) && !s.offersCommand(content))
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
@@ -541,9 +543,19 @@ func (b *Bridge) Prompt(ctx context.Context, p acp.PromptRequest) (acp.Deferred[
 func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc, s *liveSession, content []tools.Content, first bool) (resp acp.PromptResponse, err error) {
 	defer func() {
 		s.fails.end()
-		s.turnEnded(promptResult{resp: resp, err: err})
+		next := s.turnEnded(promptResult{resp: resp, err: err})
 		cancel()
 		b.releaseLog(s)
+		// The next waiting prompt's turn starts once this answer is
+		// written (every update of this turn is before it); a close
+		// meanwhile dropped it, and the log is released then.
+		start := func() {
+			s.startNext()
+			b.releaseIfIdle(s)
+		}
+		if next && !acp.After(ctx, start) {
+			start()
+		}
 	}()
 	if !s.notices {
 		b.turnFailures(s)

@@ -67,6 +67,20 @@ func (b *Bridge) refreshCommands(s *liveSession) *slash.Set {
 	return set
 }
 
+// offersCommand reports whether content starts with a slash command of
+// the commands s offers now (s.mu held).
+func (s *liveSession) offersCommand(content []tools.Content) bool {
+	if len(content) == 0 || s.cmds == nil {
+		return false
+	}
+	name, _, ok := slash.Parse(content[0].Text)
+	if !ok {
+		return false
+	}
+	_, ok = s.cmds.Lookup(name)
+	return ok
+}
+
 // turnInput is a prompt made ready to run: the agent's input and the
 // permission mode whose rules the turn runs under ("" for the session's).
 type turnInput struct {

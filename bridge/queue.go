@@ -133,9 +133,11 @@ func (s *liveSession) atBoundary(final bool) agent.Boundary {
 }
 
 // turnEnded answers the steering prompts s's turn took with its answer
-// and starts the next waiting prompt's turn (a steering prompt no turn
-// took runs as a turn of its own), or makes s idle.
-func (s *liveSession) turnEnded(res promptResult) {
+// and makes s idle when no prompt waits. It reports whether one waits:
+// then s stays busy until startNext, which the caller runs once the
+// turn's own answer is written, so nothing of the next turn reaches the
+// editor before it.
+func (s *liveSession) turnEnded(res promptResult) (next bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.queue.riders {
@@ -143,6 +145,19 @@ func (s *liveSession) turnEnded(res promptResult) {
 		close(w.done)
 	}
 	s.queue.riders, s.queue.final = nil, false
+	if len(s.queue.waiting) == 0 {
+		s.cancel = nil
+		return false
+	}
+	return true
+}
+
+// startNext starts the next waiting prompt's turn (a steering prompt
+// no turn took runs as a turn of its own), or makes s idle when none
+// is left.
+func (s *liveSession) startNext() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.cancel = nil
 	for len(s.queue.waiting) > 0 && s.cancel == nil {
 		w := s.queue.waiting[0]

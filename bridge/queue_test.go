@@ -15,7 +15,7 @@ import (
 // bound; a boundary hands over the steering ones and ends the turn for
 // the others; a steering prompt after the last boundary waits for a turn
 // of its own; the turn's end answers the steering prompts it took and
-// starts the next waiting prompt before the session is idle; a cancel
+// keeps the session busy until the next waiting prompt starts; a cancel
 // answers every waiting prompt cancelled.
 func TestTurnQueueStates(t *testing.T) {
 	b := New(Config{Tools: tools.NewRegistry(), PromptQueue: 2})
@@ -46,7 +46,10 @@ func TestTurnQueueStates(t *testing.T) {
 	if late := s.queue.waiting[len(s.queue.waiting)-1]; err != nil || late.steer {
 		t.Fatalf("a steering prompt after the last boundary: %v, steer %v; want it to wait for its own turn", err, late.steer)
 	}
-	s.turnEnded(promptResult{resp: acp.PromptResponse{StopReason: acp.StopEndTurn}})
+	if !s.turnEnded(promptResult{resp: acp.PromptResponse{StopReason: acp.StopEndTurn}}) || s.cancel == nil {
+		t.Fatal("the turn's end with prompts waiting: the session must stay busy until the next starts")
+	}
+	s.startNext()
 	select {
 	case <-steer.done:
 		if steer.res.resp.StopReason != acp.StopEndTurn || steer.turnCtx != nil {
@@ -69,8 +72,7 @@ func TestTurnQueueStates(t *testing.T) {
 	if !late.cancelled || len(s.queue.waiting) != 0 || next.turnCtx.Err() == nil {
 		t.Errorf("after the cancel: late cancelled %v, waiting %d, running turn's context %v", late.cancelled, len(s.queue.waiting), next.turnCtx.Err())
 	}
-	s.turnEnded(promptResult{resp: acp.PromptResponse{StopReason: acp.StopCancelled}})
-	if s.cancel != nil {
+	if s.turnEnded(promptResult{resp: acp.PromptResponse{StopReason: acp.StopCancelled}}) || s.cancel != nil {
 		t.Error("the session is not idle after its last turn")
 	}
 }
