@@ -419,7 +419,9 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	case d.Cancelled:
 		// The call card from the arguments, not a preview: a replay
 		// rebuilds the same card.
-		u.Content = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent("Cancelled by the user."))
+		// rawOutput says so too, without the tool's internal error text.
+		u.RawOutput = acp.JSONString(cancelledText)
+		u.Content = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent(cancelledText))
 		if c.previewed {
 			u.Locations = c.locations
 		}
@@ -446,6 +448,10 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	}
 	return w.one(u)
 }
+
+// cancelledText is the line a cancelled card (other than a terminal) ends
+// with, and its rawOutput.
+const cancelledText = "Cancelled by the user."
 
 // lookup finds the tool called name, once per call: a found tool is
 // remembered in c (an unknown one is looked up again next time).

@@ -306,11 +306,15 @@ func TestBashOutputStreamsWithoutTerminal(t *testing.T) {
 				t.Fatalf("prompt answered %s / %v", m.Result, m.Error)
 			}
 			tu.mu.Lock()
+			// What the command printed: the live terminal's data, or the
+			// final card's console fence (rawOutput is its exit only).
 			final, result := -1, ""
+			var live strings.Builder
 			for i, u := range tu.ups {
+				live.WriteString(liveData(u))
 				if cu, ok := u.(acp.ToolCallUpdate); ok && isFinal(cu) {
 					final = i
-					_ = json.Unmarshal(cu.RawOutput, &result)
+					result = live.String() + strings.Join(textsOf(cu.Content), "\n")
 				}
 			}
 			tu.mu.Unlock()
