@@ -199,6 +199,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
+	case session.TurnChanges:
+		return p.turnChanges(d)
+	case session.TurnUndone:
+		return p.turnUndone(d)
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
 		session.ConfigChange, session.ToolDefinition:
 		// Turn bounds and a step's end show nothing (the prompt response

@@ -45,6 +45,9 @@ var rules = map[string]rule{
 	// Where the API key comes from: the variables and the login file.
 	"credentials": {ours: nil, external: []string{}},
 	"hunks":       {ours: nil, external: []string{}},
+	// Checkpoints: the card's hunks, the session's change events, and
+	// the search tools' walk (their ignore rules) outside git.
+	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch"}, external: []string{}},
 	// jsonschema, and x/text to word its messages in English.
 	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
 	// The session log records tool results.

@@ -1,0 +1,278 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// RefPrefix is where checkpoints live in a repository: one ref per turn,
+// RefPrefix + "<session>/<turn>", never a branch, tag, stash or the index.
+const RefPrefix = "refs/dsh-acp/checkpoints/"
+
+// safeConfig turns off every git setting that would run a program or
+// change the user's state as a side effect of the agent's own git:
+// filters (clean/smudge/process drivers, added per repository by
+// filterConfig), fsmonitor, hooks, external diff and textconv, the pager,
+// signing, automatic gc and maintenance, reflogs, a split index.
+var safeConfig = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.pager=cat",
+	"-c", "core.splitIndex=false",
+	"-c", "core.logAllRefUpdates=false",
+	"-c", "diff.external=",
+	"-c", "commit.gpgSign=false",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "protocol.allow=never",
+}
+
+// runGit runs the agent's own git in dir: with safeConfig (and extra
+// settings before args), no pager, no prompt, and a scrubbed environment
+// (PATH, a C locale, no system or global config, none of the parent's
+// GIT_* variables) plus env. It returns stdout; a failure's error carries
+// git's stderr. This is the one place the checkpoints run git: a runner
+// shared with the rest of the agent (sandboxed like its commands) can
+// take its place.
+func runGit(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	full := append(append([]string{"-C", dir, "--no-pager"}, safeConfig...), args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_OPTIONAL_LOCKS=0",
+		"GIT_AUTHOR_NAME=dsh-acp", "GIT_AUTHOR_EMAIL=dsh-acp@localhost",
+		"GIT_COMMITTER_NAME=dsh-acp", "GIT_COMMITTER_EMAIL=dsh-acp@localhost",
+	}, env...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &stderr, nil
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// gitRepo is the repository a session's cwd is in: the work tree's top
+// folder (also for a subfolder or a linked worktree) and its git dir
+// (a linked worktree's own, which holds its index).
+type gitRepo struct {
+	top, gitDir string
+	// filters are the settings that switch off the repository's own
+	// filter drivers (filterConfig).
+	filters []string
+}
+
+// errNotRepo says the cwd is not inside a git work tree.
+var errNotRepo = errors.New("not in a git work tree")
+
+// findRepo finds the git work tree holding cwd.
+func findRepo(ctx context.Context, cwd string) (*gitRepo, error) {
+	out, err := runGit(ctx, cwd, nil, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotRepo, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 3 || lines[0] != "true" || lines[1] == "" {
+		return nil, errNotRepo
+	}
+	r := &gitRepo{top: lines[1], gitDir: lines[2]}
+	r.filters = filterConfig(ctx, r.top)
+	return r, nil
+}
+
+// filterConfig returns the settings that empty every filter driver the
+// repository's configuration defines (filter.<name>.clean, .smudge,
+// .process), so that adding files runs no program.
+func filterConfig(ctx context.Context, top string) []string {
+	out, err := runGit(ctx, top, nil, "config", "--null", "--name-only", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return nil // none defined (exit 1)
+	}
+	seen := map[string]bool{}
+	var cfg []string
+	for _, key := range strings.Split(string(out), "\x00") {
+		name, ok := strings.CutPrefix(key, "filter.")
+		if i := strings.LastIndexByte(name, '.'); ok && i > 0 {
+			name = name[:i]
+		} else {
+			continue
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, k := range []string{"clean", "smudge", "process"} {
+			cfg = append(cfg, "-c", "filter."+name+"."+k+"=")
+		}
+		cfg = append(cfg, "-c", "filter."+name+".required=false")
+	}
+	return cfg
+}
+
+// git runs runGit at the work tree's top with the filter settings.
+func (r *gitRepo) git(ctx context.Context, env []string, args ...string) ([]byte, error) {
+	return runGit(ctx, r.top, env, append(append([]string{}, r.filters...), args...)...)
+}
+
+// snapshot records the work tree (tracked and untracked files, not
+// ignored ones) as a commit whose parent is parent ("" for none), using a
+// temporary index started from a copy of the user's (so unchanged files
+// are not hashed again); the user's index is never written. It returns
+// the commit and its tree.
+func (r *gitRepo) snapshot(ctx context.Context, msg, parent string) (commit, tree string, err error) {
+	tmp, err := os.MkdirTemp("", "dsh-acp-checkpoint-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(tmp)
+	idx := filepath.Join(tmp, "index")
+	if err := copyFile(filepath.Join(r.gitDir, "index"), idx); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", "", err
+	}
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if _, err := r.git(ctx, env, "add", "--all", "--ignore-errors", "--", "."); err != nil {
+		return "", "", err
+	}
+	out, err := r.git(ctx, env, "write-tree")
+	if err != nil {
+		return "", "", err
+	}
+	tree = strings.TrimSpace(string(out))
+	args := []string{"commit-tree", tree, "-m", msg}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	if out, err = r.git(ctx, env, args...); err != nil {
+		return "", "", err
+	}
+	return strings.TrimSpace(string(out)), tree, nil
+}
+
+// copyFile copies src to dst (created 0600).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// treeChange is one path that differs between two trees: its modes and
+// blob ids on each side ("" and mode 0 where the path is absent).
+type treeChange struct {
+	path             string
+	oldMode, newMode int
+	oldBlob, newBlob string
+}
+
+// diffTrees lists the paths that differ between trees a and b (no rename
+// detection, no diff program run).
+func (r *gitRepo) diffTrees(ctx context.Context, a, b string) ([]treeChange, error) {
+	out, err := r.git(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", a, b)
+	if err != nil {
+		return nil, err
+	}
+	var cs []treeChange
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		head := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(head) < 5 {
+			return nil, fmt.Errorf("git diff-tree: unexpected line %q", fields[i])
+		}
+		c := treeChange{path: fields[i+1], oldBlob: head[2], newBlob: head[3]}
+		c.oldMode, _ = parseMode(head[0])
+		c.newMode, _ = parseMode(head[1])
+		if c.oldMode == 0 {
+			c.oldBlob = ""
+		}
+		if c.newMode == 0 {
+			c.newBlob = ""
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func parseMode(s string) (int, error) {
+	n, err := strconv.ParseInt(s, 8, 32)
+	return int(n), err
+}
+
+// blobSize is the size of blob id in bytes.
+func (r *gitRepo) blobSize(ctx context.Context, id string) (int64, error) {
+	out, err := r.git(ctx, nil, "cat-file", "-s", id)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// blob reads blob id's bytes (no filter applied).
+func (r *gitRepo) blob(ctx context.Context, id string) ([]byte, error) {
+	return r.git(ctx, nil, "cat-file", "blob", id)
+}
+
+// hashFile is the blob id the file at path (below the top) would have,
+// without filters.
+func (r *gitRepo) hashFile(ctx context.Context, path string) (string, error) {
+	out, err := r.git(ctx, nil, "hash-object", "--no-filters", "--", path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// updateRef points ref at commit; deleteRef removes ref.
+func (r *gitRepo) updateRef(ctx context.Context, ref, commit string) error {
+	_, err := r.git(ctx, nil, "update-ref", "--no-deref", ref, commit)
+	return err
+}
+
+func (r *gitRepo) deleteRef(ctx context.Context, ref string) error {
+	_, err := r.git(ctx, nil, "update-ref", "--no-deref", "-d", ref)
+	return err
+}
+
+// ref is one checkpoint ref and the Unix time of its commit.
+type ref struct {
+	name string
+	time int64
+}
+
+// refs lists the checkpoint refs below prefix, oldest first.
+func (r *gitRepo) refs(ctx context.Context, prefix string) ([]ref, error) {
+	out, err := r.git(ctx, nil, "for-each-ref", "--sort=committerdate", "--format=%(refname) %(committerdate:unix)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	var rs []ref
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, t, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(t, 10, 64)
+		rs = append(rs, ref{name: name, time: n})
+	}
+	return rs, nil
+}
