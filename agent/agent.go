@@ -114,6 +114,9 @@ type Settings struct {
 type Session struct {
 	Store *session.Store
 	Tools tools.Session
+	// Checkpoints, when set, records the project before a turn's first
+	// change and reports the turn's changes at its end.
+	Checkpoints Checkpointer
 
 	mu       sync.Mutex
 	ready    bool // turn, usedIDs and cost were read from the store
@@ -270,6 +273,7 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	} else {
 		out = t.run(ctx)
 	}
+	t.endChanges(ctx)
 	end := session.TurnEnd{Turn: turn, Reason: out.StopReason}
 	if out.Err != nil {
 		end.Reason = session.EndError
@@ -535,7 +539,10 @@ func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
 func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) string {
 	t.logCall(c)
 	started := false
-	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() { started = true }))
+	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() {
+		started = true
+		t.beforeChange(ctx, c)
+	}))
 	if ctx.Err() != nil {
 		t.result(c.CallID, cancelledWith(res), true, !started)
 		return ""

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/checkpoint"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/present"
@@ -146,6 +147,9 @@ type liveSession struct {
 
 	perm *permState
 	cfg  sessionConfig
+	// ckpt takes the session's per-turn checkpoints (/undo, the turn's
+	// changes card).
+	ckpt *checkpoint.Tracker
 }
 
 // New returns a bridge. It does not touch cfg.Tools' execute chain: the
@@ -343,6 +347,8 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 		tools.SetEditor(ts, &editor{client: b.client, sessionID: id, caps: *caps.FS})
 	}
 	s.agent = agent.NewSession(store, ts)
+	s.ckpt = checkpoint.New(cwd, id, b.cfg.StateDir)
+	s.agent.Checkpoints = s.ckpt
 	b.applyConfig(s, b.defaultConfig())
 	return s
 }

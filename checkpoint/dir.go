@@ -43,6 +43,7 @@ type image struct {
 	copy    string
 	mode    fs.FileMode
 	tooBig  bool
+	noCopy  bool // no state dir to keep it in
 }
 
 // dirTurn is one turn's checkpoint of a project outside git: the walk
@@ -110,7 +111,9 @@ func (d *dirTurn) saveBefore(paths []string) {
 			continue
 		}
 		im := image{existed: true, mode: st.Mode().Perm()}
-		if st.Size() > MaxFileBytes || d.used+st.Size() > MaxImageBytes {
+		if d.store == "" {
+			im.noCopy = true
+		} else if st.Size() > MaxFileBytes || d.used+st.Size() > MaxImageBytes {
 			im.tooBig = true
 		} else if b, err := os.ReadFile(p); err == nil && os.MkdirAll(d.store, 0o700) == nil {
 			name := filepath.Join(d.store, strconv.Itoa(len(d.images)))
@@ -183,6 +186,10 @@ func (d *dirTurn) imageChange(p string, im image) (fileChange, bool) {
 	fc.newOK = err == nil
 	if !fc.oldOK && !fc.newOK {
 		return fc, false
+	}
+	if im.noCopy {
+		fc.note = "no earlier copy was kept"
+		return fc, true
 	}
 	if im.tooBig || (fc.newOK && len(cur) > MaxFileBytes) {
 		fc.note = "too large to show here"

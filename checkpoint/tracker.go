@@ -39,7 +39,8 @@ type Tracker struct {
 }
 
 // New returns the tracker of session id working in cwd; stateDir is
-// where the before-images of a project outside git are kept.
+// where the before-images of a project outside git are kept ("": none
+// are, and files changed outside git are listed without a diff).
 func New(cwd, id, stateDir string) *Tracker {
 	return &Tracker{cwd: cwd, session: id, stateDir: stateDir}
 }
@@ -84,7 +85,11 @@ func (t *Tracker) Before(ctx context.Context, turn int, paths []string) {
 // take makes turn's checkpoint (t.mu held).
 func (t *Tracker) take(ctx context.Context, turn int) error {
 	if t.repo == nil {
-		d, err := newDirTurn(ctx, t.cwd, filepath.Join(t.stateDir, "checkpoints", t.session, strconv.Itoa(turn)))
+		store := ""
+		if t.stateDir != "" {
+			store = filepath.Join(t.stateDir, "checkpoints", t.session, strconv.Itoa(turn))
+		}
+		d, err := newDirTurn(ctx, t.cwd, store)
 		t.dir = d
 		return err
 	}
@@ -218,7 +223,9 @@ func (t *Tracker) Remove(ctx context.Context) error {
 			errs = append(errs, t.repo.deleteRef(ctx, r.name))
 		}
 	}
-	errs = append(errs, removeDirState(filepath.Join(t.stateDir, "checkpoints", t.session)))
+	if t.stateDir != "" {
+		errs = append(errs, removeDirState(filepath.Join(t.stateDir, "checkpoints", t.session)))
+	}
 	t.turn, t.before, t.dir = 0, "", nil
 	return errors.Join(errs...)
 }

@@ -44,8 +44,11 @@ func (p *Presenter) turnChanges(d session.TurnChanges) []acp.Update {
 	w := new(card)
 	content := []acp.ToolCallContent{acp.TextContent(strings.TrimRight(list.String(), "\n"))}
 	content = append(content, p.diffItems(w, diffs)...)
-	return []acp.Update{acp.ToolCall{ToolCallID: ChangesCallID(d.Turn), Title: changesTitle(d), Kind: acp.ToolKind(tools.KindEdit),
-		Status: acp.StatusCompleted, Content: content, Locations: p.locations(new(card), locs)}}
+	// Pending first, as every card starts, then completed at once.
+	id := ChangesCallID(d.Turn)
+	return []acp.Update{acp.ToolCall{ToolCallID: id, Title: changesTitle(d), Kind: acp.ToolKind(tools.KindEdit),
+		Status: acp.StatusPending, Content: content, Locations: p.locations(new(card), locs)},
+		acp.ToolCallUpdate{ToolCallID: id, Status: acp.StatusCompleted}}
 }
 
 // fileSummary is a file's line in the list: its status, its counts, and
@@ -80,6 +83,8 @@ func (p *Presenter) turnUndone(d session.TurnUndone) []acp.Update {
 	if len(d.Restored) == 0 && len(d.Skipped) > 0 {
 		status = acp.StatusFailed
 	}
-	return []acp.Update{acp.ToolCall{ToolCallID: "turn" + strconv.Itoa(d.Turn) + "-undo", Title: title, Kind: acp.ToolKind(tools.KindEdit),
-		Status: status, Content: []acp.ToolCallContent{acp.TextContent(strings.TrimRight(b.String(), "\n"))}}}
+	id := "turn" + strconv.Itoa(d.Turn) + "-undo"
+	return []acp.Update{acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKind(tools.KindEdit),
+		Status: acp.StatusPending, Content: []acp.ToolCallContent{acp.TextContent(strings.TrimRight(b.String(), "\n"))}},
+		acp.ToolCallUpdate{ToolCallID: id, Status: status}}
 }

@@ -312,7 +312,9 @@ func TestBashOutputStreamsWithoutTerminal(t *testing.T) {
 			var live strings.Builder
 			for i, u := range tu.ups {
 				live.WriteString(liveData(u))
-				if cu, ok := u.(acp.ToolCallUpdate); ok && isFinal(cu) {
+				// The command's card (the file it waits for is a change
+				// of the turn: a changes card follows).
+				if cu, ok := u.(acp.ToolCallUpdate); ok && isFinal(cu) && !strings.HasSuffix(cu.ToolCallID, "-changes") {
 					final = i
 					result = live.String() + strings.Join(textsOf(cu.Content), "\n")
 				}

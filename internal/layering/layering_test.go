@@ -73,7 +73,7 @@ var rules = map[string]rule{
 	// the request's thinking fields (llm's model facts, a leaf package);
 	// it starts the MCP servers the editor names for a session (toolmcp),
 	// as the ACP request gives them.
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash"}},
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash", "checkpoint"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
