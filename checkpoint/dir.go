@@ -54,6 +54,11 @@ type dirTurn struct {
 	before      map[string]fileStat // nil when the walk passed MaxWalkFiles
 	images      map[string]image    // absolute path -> before-image
 	used        int64
+	// after is the end of the turn's view of the files with images;
+	// commandChanged the files changed without one (recordAfter,
+	// Tracker.keepDone).
+	after          map[string]afterSum
+	commandChanged []string
 }
 
 // newDirTurn walks root and prepares store for the turn's before-images.

@@ -232,10 +232,11 @@ func (r *gitRepo) blob(ctx context.Context, id string) ([]byte, error) {
 	return r.git(ctx, nil, "cat-file", "blob", id)
 }
 
-// hashFile is the blob id the file at path (below the top) would have,
-// without filters.
+// hashFile is the blob id the file at path (below the top) would get
+// when added (its attributes' line-ending conversion applied; filter
+// drivers are off).
 func (r *gitRepo) hashFile(ctx context.Context, path string) (string, error) {
-	out, err := r.git(ctx, nil, "hash-object", "--no-filters", "--", path)
+	out, err := r.git(ctx, nil, "hash-object", "--", path)
 	if err != nil {
 		return "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -36,6 +37,9 @@ type Tracker struct {
 	turn   int      // the turn whose checkpoint was taken, 0 before any
 	before string   // git: that checkpoint's commit
 	dir    *dirTurn // outside git: that turn's record
+	// done holds, outside git, the records of the last MaxTurns turns
+	// that changed files (for /undo).
+	done map[int]*dirTurn
 }
 
 // New returns the tracker of session id working in cwd; stateDir is
@@ -122,6 +126,9 @@ func (t *Tracker) End(ctx context.Context, turn int) *session.TurnChanges {
 		fcs, err = t.endGit(ctx, turn)
 	case t.dir != nil:
 		fcs, err = t.dir.end(ctx)
+		if err == nil && len(fcs) > 0 {
+			t.keepDone(turn, fcs)
+		}
 	}
 	if err != nil {
 		t.logErr("turn changes", err)
@@ -226,7 +233,7 @@ func (t *Tracker) Remove(ctx context.Context) error {
 	if t.stateDir != "" {
 		errs = append(errs, removeDirState(filepath.Join(t.stateDir, "checkpoints", t.session)))
 	}
-	t.turn, t.before, t.dir = 0, "", nil
+	t.turn, t.before, t.dir, t.done = 0, "", nil, nil
 	return errors.Join(errs...)
 }
 
@@ -234,4 +241,31 @@ func (t *Tracker) Remove(ctx context.Context) error {
 // checkpoint still runs; stderr stays quiet by default).
 func (t *Tracker) logErr(what string, err error) {
 	slog.Debug(what+" failed", "session", t.session, "err", err)
+}
+
+// keepDone keeps the record of turn (outside git) for /undo, with the
+// files commands changed, and drops the oldest past MaxTurns (t.mu held).
+func (t *Tracker) keepDone(turn int, fcs []fileChange) {
+	d := t.dir
+	d.recordAfter()
+	for _, fc := range fcs {
+		if _, kept := d.images[fc.path]; !kept {
+			d.commandChanged = append(d.commandChanged, fc.path)
+		}
+	}
+	sort.Strings(d.commandChanged)
+	if t.done == nil {
+		t.done = map[int]*dirTurn{}
+	}
+	t.done[turn] = d
+	for len(t.done) > MaxTurns {
+		oldest := turn
+		for n := range t.done {
+			oldest = min(oldest, n)
+		}
+		if t.done[oldest].store != "" {
+			_ = removeDirState(t.done[oldest].store)
+		}
+		delete(t.done, oldest)
+	}
 }
