@@ -251,6 +251,12 @@ type Input struct {
 	// turn follows; Prompt is then logged as a prompt the model never
 	// sees (session.UserMessage.Local).
 	Compact *CompactRequest
+	// Local, when set, makes the turn one the agent serves itself
+	// without the model (e.g. the user's /undo): it runs Local with the
+	// turn's number and a way to log events, and ends with the stop
+	// reason it returns. Prompt is logged as a prompt the model never
+	// sees (session.UserMessage.Local).
+	Local func(ctx context.Context, turn int, emit func(session.Data)) string
 }
 
 // RunTurn runs one prompt turn from in, as Turn does.
@@ -266,11 +272,14 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	if in.Title != "" {
 		store.Emit(session.Title{Title: in.Title})
 	}
-	store.Emit(session.UserMessage{Turn: turn, Content: in.Prompt, Typed: in.Typed, Local: in.Compact != nil})
+	store.Emit(session.UserMessage{Turn: turn, Content: in.Prompt, Typed: in.Typed, Local: in.Compact != nil || in.Local != nil})
 	var out Outcome
-	if in.Compact != nil {
+	switch {
+	case in.Compact != nil:
 		out = t.compactTurn(ctx, in.Compact.Focus)
-	} else {
+	case in.Local != nil:
+		out = Outcome{StopReason: in.Local(ctx, turn, t.emit)}
+	default:
 		out = t.run(ctx)
 	}
 	t.endChanges(ctx)

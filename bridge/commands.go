@@ -106,6 +106,9 @@ func (b *Bridge) prepareTurn(ctx context.Context, s *liveSession, content []tool
 	case c.Name == slash.Compact:
 		in.Prompt, in.Typed = content, nil
 		in.Compact = &agent.CompactRequest{Focus: strings.TrimSpace(args + "\n" + tools.JoinText(rest))}
+	case c.Name == slash.Undo:
+		in.Prompt, in.Typed = content, nil
+		in.Local = b.undoTurn(s)
 	case c.Name == slash.Init:
 		in.Prompt = expanded(slash.InitPrompt(args))
 	case c.Name == slash.Review:

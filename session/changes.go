@@ -40,13 +40,16 @@ type ChangedFile struct {
 	Removed int              `json:"removed,omitempty"`
 }
 
-// TurnUndone records that the user undid turn Turn's changes (/undo):
-// Restored lists the files put back, Skipped the ones left as they were
-// with the reason, one "path: reason" each.
+// TurnUndone records an /undo, run as turn By: the files of turn Turn
+// put back as they were before it (Restored), and the ones left as they
+// were (Skipped, one "path: reason" each). Turn 0 means nothing was
+// undone (nothing to undo, or the user kept the changes); Note says why.
 type TurnUndone struct {
 	Turn     int      `json:"turn"`
+	By       int      `json:"by"`
 	Restored []string `json:"restored,omitempty"`
 	Skipped  []string `json:"skipped,omitempty"`
+	Note     string   `json:"note,omitempty"`
 }
 
 func (TurnChanges) EventType() string { return "turn/changes" }
