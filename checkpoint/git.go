@@ -126,22 +126,32 @@ func (r *gitRepo) git(ctx context.Context, env []string, args ...string) ([]byte
 }
 
 // snapshot records the work tree (tracked and untracked files, not
-// ignored ones) as a commit whose parent is parent ("" for none), using a
-// temporary index started from a copy of the user's (so unchanged files
-// are not hashed again); the user's index is never written. It returns
-// the commit and its tree.
-func (r *gitRepo) snapshot(ctx context.Context, msg, parent string) (commit, tree string, err error) {
-	tmp, err := os.MkdirTemp("", "dsh-acp-checkpoint-")
-	if err != nil {
-		return "", "", err
+// ignored ones) as a commit whose parent is parent ("" for none), using
+// an index of the agent's own: cache, kept from the session's last
+// snapshot, else (a first snapshot, or cache "") a copy of the user's
+// index, so that files unchanged since are not hashed again. The user's
+// index is never written. It returns the commit and its tree.
+func (r *gitRepo) snapshot(ctx context.Context, msg, parent, cache string) (commit, tree string, err error) {
+	idx := cache
+	if idx == "" {
+		tmp, err := os.MkdirTemp("", "dsh-acp-checkpoint-")
+		if err != nil {
+			return "", "", err
+		}
+		defer os.RemoveAll(tmp)
+		idx = filepath.Join(tmp, "index")
 	}
-	defer os.RemoveAll(tmp)
-	idx := filepath.Join(tmp, "index")
-	if err := copyFile(filepath.Join(r.gitDir, "index"), idx); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", "", err
+	if _, err := os.Stat(idx); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(idx), 0o700); err != nil {
+			return "", "", err
+		}
+		if err := copyFile(filepath.Join(r.gitDir, "index"), idx); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", "", err
+		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	if _, err := r.git(ctx, env, "add", "--all", "--ignore-errors", "--", "."); err != nil {
+		_ = os.Remove(idx) // start again from the user's next time
 		return "", "", err
 	}
 	out, err := r.git(ctx, env, "write-tree")

@@ -60,6 +60,16 @@ func (t *Tracker) probe(ctx context.Context) {
 	}
 }
 
+// indexCache is the path of the session's own git index in the state
+// dir ("" without one: each snapshot then starts from a copy of the
+// user's index).
+func (t *Tracker) indexCache() string {
+	if t.stateDir == "" {
+		return ""
+	}
+	return filepath.Join(t.stateDir, "checkpoints", t.session, "git-index")
+}
+
 // refName is the ref of turn's checkpoint.
 func (t *Tracker) refName(turn int) string {
 	return RefPrefix + t.session + "/" + strconv.Itoa(turn)
@@ -97,7 +107,7 @@ func (t *Tracker) take(ctx context.Context, turn int) error {
 		t.dir = d
 		return err
 	}
-	commit, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint before turn "+strconv.Itoa(turn)+" of "+t.session, "")
+	commit, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint before turn "+strconv.Itoa(turn)+" of "+t.session, "", t.indexCache())
 	if err != nil {
 		return err
 	}
@@ -140,7 +150,7 @@ func (t *Tracker) End(ctx context.Context, turn int) *session.TurnChanges {
 // endGit snapshots the work tree after turn and lists the files that
 // differ from the checkpoint; with none, the turn's ref is removed.
 func (t *Tracker) endGit(ctx context.Context, turn int) ([]fileChange, error) {
-	after, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint after turn "+strconv.Itoa(turn)+" of "+t.session, t.before)
+	after, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint after turn "+strconv.Itoa(turn)+" of "+t.session, t.before, t.indexCache())
 	if err != nil {
 		return nil, err
 	}
