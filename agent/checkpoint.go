@@ -21,9 +21,13 @@ type Checkpointer interface {
 }
 
 // endChangesTimeout bounds the end-of-turn comparison with the
-// checkpoint, which also runs after a cancel (its context then is the
-// turn's, without the cancel).
-const endChangesTimeout = 10 * time.Second
+// checkpoint; after a cancel (it still runs, on the turn's context
+// without the cancel) cancelledChangesTimeout does, so that a cancelled
+// prompt is still answered at once (a turn past it shows no card).
+const (
+	endChangesTimeout       = 10 * time.Second
+	cancelledChangesTimeout = 500 * time.Millisecond
+)
 
 // mayChange reports whether a call of tool may change files: anything
 // but a read-only or agent-state tool (an unknown tool's call fails
@@ -67,7 +71,11 @@ func (t *turnRun) endChanges(ctx context.Context) {
 	if cp == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endChangesTimeout)
+	timeout := endChangesTimeout
+	if ctx.Err() != nil {
+		timeout = cancelledChangesTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if d := cp.End(ctx, t.turn); d != nil {
 		t.emit(*d)

@@ -109,6 +109,8 @@ func TestTurnChangesE2E(t *testing.T) {
 					}
 				case acp.Content:
 					list += v.Content.Text
+				case acp.Terminal:
+					t.Errorf("a terminal in the changes card")
 				}
 			}
 			if d := diffs["edit.txt"]; d.OldText == nil || *d.OldText != "one\ntwo\nthree" || d.NewText != "one\nTWO\nthree" {

@@ -46,6 +46,8 @@ func undoCard(us []acp.Update, n int) (text string, status acp.ToolCallStatus) {
 			if c.ToolCallID == id && c.Status != "" {
 				status = c.Status
 			}
+		default:
+			// Only the undo card's updates count.
 		}
 	}
 	return text, status
