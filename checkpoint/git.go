@@ -37,8 +37,8 @@ var safeConfig = []string{
 
 // runGit runs the agent's own git in dir: with safeConfig (and extra
 // settings before args), no pager, no prompt, and a scrubbed environment
-// (PATH, a C locale, no system or global config, none of the parent's
-// GIT_* variables) plus env. It returns stdout; a failure's error carries
+// (PATH, HOME, XDG_CONFIG_HOME, a C locale, no system or global config,
+// none of the parent's GIT_* variables) plus env. It returns stdout; a failure's error carries
 // git's stderr. This is the one place the checkpoints run git: a runner
 // shared with the rest of the agent (sandboxed like its commands) can
 // take its place.
@@ -47,6 +47,10 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) ([]by
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
+		// HOME and XDG_CONFIG_HOME only for the user's global ignore
+		// file (git/ignore): the global config itself is not read.
+		"HOME=" + os.Getenv("HOME"),
+		"XDG_CONFIG_HOME=" + os.Getenv("XDG_CONFIG_HOME"),
 		"LC_ALL=C",
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL=" + os.DevNull,
