@@ -155,7 +155,10 @@ func (r *gitRepo) snapshot(ctx context.Context, msg, parent, cache string) (comm
 	}
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	if _, err := r.git(ctx, env, "add", "--all", "--ignore-errors", "--", "."); err != nil {
-		_ = os.Remove(idx) // start again from the user's next time
+		// Start again from the user's index next time (a git killed by
+		// the timeout may have left its lock too).
+		_ = os.Remove(idx)
+		_ = os.Remove(idx + ".lock")
 		return "", "", err
 	}
 	out, err := r.git(ctx, env, "write-tree")

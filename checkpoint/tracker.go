@@ -21,6 +21,9 @@ const (
 	// MaxAge is how long a checkpoint is kept: older ones of any session
 	// of the repository are removed when a checkpoint is made.
 	MaxAge = 30 * 24 * time.Hour
+	// TakeTimeout bounds taking one checkpoint (a huge work tree): past
+	// it the turn has none, and shows no changes card.
+	TakeTimeout = 10 * time.Second
 )
 
 // Tracker takes the checkpoints of one session's turns and reports what
@@ -86,7 +89,10 @@ func (t *Tracker) Before(ctx context.Context, turn int, paths []string) {
 	t.probe(ctx)
 	if t.turn != turn {
 		t.turn, t.before, t.dir = turn, "", nil
-		if err := t.take(ctx, turn); err != nil {
+		tctx, cancel := context.WithTimeout(ctx, TakeTimeout)
+		err := t.take(tctx, turn)
+		cancel()
+		if err != nil {
 			t.logErr("checkpoint", err)
 			return
 		}

@@ -185,3 +185,51 @@ func TestUndoE2E(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoThroughEditorE2E: with an editor that offers writes, /undo
+// writes the restored file through it (its buffer follows).
+func TestUndoThroughEditorE2E(t *testing.T) {
+	args := func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }
+	rec := e2etest.Replay(t,
+		e2etest.ToolCalls([2]string{"read", args(map[string]any{"file_path": "edit.txt"})}),
+		e2etest.ToolCallsAt(1, [2]string{"edit", args(map[string]any{"file_path": "edit.txt", "old_string": "two", "new_string": "TWO"})}),
+		e2etest.Text(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{replay: rec})
+	setupProject(t, h.cwd)
+	var mu sync.Mutex
+	var events []string
+	h.client.OnRequest = func(method string, params json.RawMessage) (any, error) {
+		var req struct{ Path, Content string }
+		if err := json.Unmarshal(params, &req); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		events = append(events, method+" "+filepath.Base(req.Path))
+		mu.Unlock()
+		switch method {
+		case "fs/read_text_file":
+			b, err := os.ReadFile(req.Path)
+			return acp.ReadTextFileResponse{Content: string(b)}, err
+		case "fs/write_text_file":
+			return nil, os.WriteFile(req.Path, []byte(req.Content), 0o644)
+		}
+		return nil, &acp.Error{Code: acp.CodeMethodNotFound, Message: method}
+	}
+	sid := h.start(harnessOpts{caps: fsCaps})
+	for _, p := range []string{"change it", "/undo"} {
+		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
+			t.Fatalf("prompt %q = %q, %v", p, stop, err)
+		}
+	}
+	writes := 0
+	mu.Lock()
+	for _, e := range events {
+		if e == "fs/write_text_file edit.txt" {
+			writes++
+		}
+	}
+	mu.Unlock()
+	if b, _ := os.ReadFile(filepath.Join(h.cwd, "edit.txt")); string(b) != "one\ntwo\nthree\n" || writes != 2 {
+		t.Errorf("edit.txt = %q after the undo; editor writes %d (events %v), want 2 (the edit's and the undo's)", b, writes, events)
+	}
+}
