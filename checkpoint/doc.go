@@ -19,8 +19,9 @@
 // state dir (up to MaxFileBytes a file, MaxImageBytes a turn), and a walk
 // of the project with the search tools' ignore rules (size and mtime, at
 // most MaxWalkFiles files) finds what commands changed, which /undo can
-// name but not restore. These records live in the process that ran the
-// turn.
+// name but not restore. A turn's record is written beside its
+// before-images (manifest.go), so a later process of the session can
+// undo it too.
 //
 // Bounds: a session keeps its last MaxTurns checkpoints; any checkpoint
 // older than MaxAge is removed when a new one is made; Tracker.Remove

@@ -142,8 +142,11 @@ func (t *Tracker) End(ctx context.Context, turn int) *session.TurnChanges {
 		fcs, err = t.endGit(ctx, turn)
 	case t.dir != nil:
 		fcs, err = t.dir.end(ctx)
-		if err == nil && len(fcs) > 0 {
+		switch {
+		case err == nil && len(fcs) > 0:
 			t.keepDone(turn, fcs)
+		case t.dir.store != "":
+			_ = removeDirState(t.dir.store) // nothing to undo
 		}
 	}
 	if err != nil {
@@ -274,6 +277,12 @@ func (t *Tracker) keepDone(turn int, fcs []fileChange) {
 		t.done = map[int]*dirTurn{}
 	}
 	t.done[turn] = d
+	if err := d.save(); err != nil {
+		t.logErr("saving the turn's record", err)
+	}
+	if d.store != "" {
+		pruneTurnDirs(filepath.Dir(d.store))
+	}
 	for len(t.done) > MaxTurns {
 		oldest := turn
 		for n := range t.done {

@@ -59,6 +59,10 @@ func (t *Tracker) PlanUndo(ctx context.Context, turn int) (*UndoPlan, error) {
 		return t.planGit(ctx, turn)
 	}
 	d := t.done[turn]
+	if d == nil && t.stateDir != "" {
+		// Recorded by an earlier process of the session.
+		d = loadDirTurn(filepath.Join(t.stateDir, "checkpoints", t.session, strconv.Itoa(turn)))
+	}
 	if d == nil {
 		return nil, ErrNoCheckpoint
 	}
@@ -135,6 +139,9 @@ func (t *Tracker) ApplyUndo(ctx context.Context, plan *UndoPlan, write Writer) (
 		_ = t.repo.deleteRef(ctx, t.refName(plan.Turn))
 	}
 	delete(t.done, plan.Turn)
+	if t.repo == nil && t.stateDir != "" {
+		_ = removeDirState(filepath.Join(t.stateDir, "checkpoints", t.session, strconv.Itoa(plan.Turn)))
+	}
 	return restored, skipped
 }
 

@@ -94,14 +94,16 @@ func TestGitUndo(t *testing.T) {
 	}
 }
 
-// TestDirUndo: outside git, undo restores what the tools changed and
-// names what commands changed (no earlier copy).
+// TestDirUndo: outside git, undo (also in a later process) restores
+// what the tools changed and names what commands changed (no earlier
+// copy); the turn's record is then gone.
 func TestDirUndo(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "edit.txt"), "one\n")
 	write(t, filepath.Join(dir, "sed.txt"), "DEBUG\n")
 	ctx := context.Background()
-	tr := New(dir, "sess_du", t.TempDir())
+	state := t.TempDir()
+	tr := New(dir, "sess_du", state)
 	tr.Before(ctx, 1, []string{filepath.Join(dir, "edit.txt"), filepath.Join(dir, "new.txt")})
 	write(t, filepath.Join(dir, "edit.txt"), "ONE\n")
 	write(t, filepath.Join(dir, "new.txt"), "new\n")
@@ -109,6 +111,8 @@ func TestDirUndo(t *testing.T) {
 	if tr.End(ctx, 1) == nil {
 		t.Fatal("no changes")
 	}
+	// Undone by a later process of the session (its record is on disk).
+	tr = New(dir, "sess_du", state)
 	plan, err := tr.PlanUndo(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -122,5 +126,8 @@ func TestDirUndo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); !os.IsNotExist(err) {
 		t.Errorf("new.txt still there: %v", err)
+	}
+	if _, err := tr.PlanUndo(ctx, 1); err != ErrNoCheckpoint {
+		t.Errorf("a second undo of turn 1: %v", err)
 	}
 }
