@@ -123,6 +123,9 @@ func (a *Agent) SystemFor(s *Session) string {
 type Session struct {
 	Store *session.Store
 	Tools tools.Session
+	// Checkpoints, when set, records the project before a turn's first
+	// change and reports the turn's changes at its end.
+	Checkpoints Checkpointer
 
 	mu       sync.Mutex
 	ready    bool // turn, usedIDs and cost were read from the store
@@ -284,6 +287,12 @@ type Input struct {
 	// the steering messages that arrived and says whether the turn ends
 	// there (see Boundary).
 	AtBoundary func(final bool) Boundary
+	// Local, when set, makes the turn one the agent serves itself
+	// without the model (e.g. the user's /undo): it runs Local with the
+	// turn's number and a way to log events, and ends with the stop
+	// reason it returns. Prompt is logged as a prompt the model never
+	// sees (session.UserMessage.Local).
+	Local func(ctx context.Context, turn int, emit func(session.Data)) string
 }
 
 // RunTurn runs one prompt turn from in, as Turn does.
@@ -300,13 +309,17 @@ func (a *Agent) RunTurn(ctx context.Context, s *Session, in Input) Outcome {
 	if in.Title != "" {
 		store.Emit(session.Title{Title: in.Title})
 	}
-	store.Emit(session.UserMessage{Turn: turn, Content: in.Prompt, Typed: in.Typed, Local: in.Compact != nil})
+	store.Emit(session.UserMessage{Turn: turn, Content: in.Prompt, Typed: in.Typed, Local: in.Compact != nil || in.Local != nil})
 	var out Outcome
-	if in.Compact != nil {
+	switch {
+	case in.Compact != nil:
 		out = t.compactTurn(ctx, in.Compact.Focus)
-	} else {
+	case in.Local != nil:
+		out = Outcome{StopReason: in.Local(ctx, turn, t.emit)}
+	default:
 		out = t.run(ctx)
 	}
+	t.endChanges(ctx)
 	out.Usage = t.usage
 	end := session.TurnEnd{Turn: turn, Reason: out.StopReason, Usage: t.usage}
 	if out.Err != nil {
@@ -596,7 +609,10 @@ func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
 func (t *turnRun) runOne(ctx context.Context, c session.ToolCallRef) string {
 	t.logCall(c)
 	started := false
-	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() { started = true }))
+	res := t.a.cfg.Tools.Execute(ctx, t.exec(c, func() {
+		started = true
+		t.beforeChange(ctx, c)
+	}))
 	if ctx.Err() != nil {
 		t.result(c.CallID, cancelledWith(res), true, !started)
 		return ""

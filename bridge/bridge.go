@@ -20,8 +20,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
+
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/agent"
+	"github.com/dsh-acp/dsh-acp/checkpoint"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/permission"
 	"github.com/dsh-acp/dsh-acp/present"
@@ -92,11 +95,11 @@ type Config struct {
 	// (slash.UserDir); "" reads none. The project's folder
 	// (slash.ProjectDir of the session's cwd) is always read.
 	CommandsDir string
-	// Git runs the agent's own git commands (/review's), in the sandbox
-	// and with git's program-running settings off; nil runs none
-	// (/review fails GIT_UNAVAILABLE).
-	Git slash.Git
-	Log *slog.Logger
+	// AgentCmd runs the agent's own commands, in the sandbox and with
+	// git's program-running settings off: /review's git and the
+	// checkpoints' git. The zero value is the default sandbox.
+	AgentCmd agentcmd.Runner
+	Log      *slog.Logger
 	// Auth is where the API key comes from, for initialize's authMethods,
 	// authenticate, logout and the check before each prompt (auth.go).
 	Auth Auth
@@ -185,6 +188,9 @@ type liveSession struct {
 
 	perm *permState
 	cfg  sessionConfig
+	// ckpt takes the session's per-turn checkpoints (/undo, the turn's
+	// changes card).
+	ckpt *checkpoint.Tracker
 }
 
 // New returns a bridge. It does not touch cfg.Tools' execute chain: the
@@ -405,6 +411,8 @@ func (b *Bridge) buildSession(id, cwd string, dirs []string, store *session.Stor
 	}
 	s.agent = agent.NewSession(store, ts)
 	toolsub.SetRunner(ts, b.newSubRunner(s))
+	s.ckpt = checkpoint.New(cwd, id, b.cfg.StateDir, b.cfg.AgentCmd)
+	s.agent.Checkpoints = s.ckpt
 	b.applyConfig(s, b.defaultConfig())
 	return s
 }

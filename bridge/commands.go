@@ -120,13 +120,13 @@ func (b *Bridge) prepareTurn(ctx context.Context, s *liveSession, content []tool
 	case c.Name == slash.Compact:
 		in.Prompt, in.Typed = content, nil
 		in.Compact = &agent.CompactRequest{Focus: strings.TrimSpace(args + "\n" + tools.JoinText(rest))}
+	case c.Name == slash.Undo:
+		in.Prompt, in.Typed = content, nil
+		in.Local = b.undoTurn(s)
 	case c.Name == slash.Init:
 		in.Prompt = expanded(slash.InitPrompt(args))
 	case c.Name == slash.Review:
-		if b.cfg.Git == nil {
-			return in, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: /review has no git runner", Data: map[string]any{"reason": "GIT_UNAVAILABLE"}}
-		}
-		p, err := slash.ReviewPrompt(ctx, b.cfg.Git, s.cwd, args)
+		p, err := slash.ReviewPrompt(ctx, b.cfg.AgentCmd.Git, s.cwd, args)
 		if err != nil {
 			return in, &acp.Error{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error(), Data: map[string]any{"reason": "GIT_UNAVAILABLE"}}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/checkpoint"
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -123,7 +124,7 @@ func (b *Bridge) restore(s *liveSession, events []session.Event, from *liveSessi
 // open nor logged is -32002; one being loaded, resumed or forked is
 // -32602; one another process has open (its log's lock) is -32603
 // LOG_LOCKED, and nothing is removed.
-func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (acp.DeleteSessionResponse, error) {
+func (b *Bridge) DeleteSession(ctx context.Context, p acp.DeleteSessionRequest) (acp.DeleteSessionResponse, error) {
 	if p.SessionID == "" {
 		return acp.DeleteSessionResponse{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
@@ -142,6 +143,10 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 		if err := s.agent.Store.Close(); err != nil {
 			b.log.Warn("could not close the log of a session being deleted", "session", s.id, "err", err)
 		}
+		// The session's checkpoints go with it.
+		if err := s.ckpt.Remove(ctx); err != nil {
+			b.log.Debug("could not remove the checkpoints of a deleted session", "session", s.id, "err", err)
+		}
 	}
 	if b.cfg.StateDir == "" {
 		if s == nil {
@@ -159,11 +164,23 @@ func (b *Bridge) DeleteSession(_ context.Context, p acp.DeleteSessionRequest) (a
 	case err != nil:
 		return acp.DeleteSessionResponse{}, deleteError(p.SessionID, err)
 	}
+	cwd := ""
+	if s == nil {
+		if l, err := session.ReadLogLazy(path, func(string) bool { return false }); err == nil {
+			cwd = l.Header.Cwd
+		}
+	}
 	if err := session.Delete(path); err != nil && !errors.Is(err, session.ErrNotFound) {
 		if le := lockedError(p.SessionID, err); le != nil {
 			return acp.DeleteSessionResponse{}, le
 		}
 		return acp.DeleteSessionResponse{}, deleteError(p.SessionID, err)
+	}
+	if cwd != "" {
+		// A session not open here: its checkpoints go with it too.
+		if err := checkpoint.New(cwd, p.SessionID, b.cfg.StateDir, b.cfg.AgentCmd).Remove(ctx); err != nil {
+			b.log.Debug("could not remove the checkpoints of a deleted session", "session", p.SessionID, "err", err)
+		}
 	}
 	b.log.Info("deleted a session", "session", p.SessionID, "path", path)
 	return acp.DeleteSessionResponse{}, nil

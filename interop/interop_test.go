@@ -267,10 +267,15 @@ func toolCallTurn(t *testing.T, dir string, r runResult) {
 		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
 	}
 	c := r.ToolCalls[0]
-	for key, want := range map[string]any{"toolCallId": call.ID, "title": command, "kind": "execute", "status": "completed", "rawOutput": word + "\n"} {
+	for key, want := range map[string]any{"toolCallId": call.ID, "title": command, "kind": "execute", "status": "completed"} {
 		if c[key] != want {
 			t.Errorf("tool call %s = %v, want %v", key, c[key], want)
 		}
+	}
+	// The output is on the card once (the fence below); rawOutput is the
+	// command's exit.
+	if want := map[string]any{"exitCode": float64(0), "signal": nil}; !reflect.DeepEqual(c["rawOutput"], want) {
+		t.Errorf("tool call rawOutput = %v, want %v", c["rawOutput"], want)
 	}
 	if !reflect.DeepEqual(c["rawInput"], args) {
 		t.Errorf("rawInput = %v, want the recorded arguments %v", c["rawInput"], args)
@@ -324,14 +329,27 @@ func checkAskedOnce(t *testing.T, r runResult, id string) {
 func fsToolCall(t *testing.T, dir string, r runResult, id, kind string) map[string]any {
 	t.Helper()
 	checkTwoStepTurn(t, dir, r)
-	if len(r.ToolCalls) != 1 {
-		t.Fatalf("%d tool calls, want 1: %v", len(r.ToolCalls), r.ToolCalls)
+	calls := modelCalls(r.ToolCalls)
+	if len(calls) != 1 {
+		t.Fatalf("%d tool calls, want 1: %v", len(calls), calls)
 	}
-	tc := r.ToolCalls[0]
+	tc := calls[0]
 	if tc["toolCallId"] != id || tc["kind"] != kind || tc["status"] != "completed" {
 		t.Errorf("tool call id %v kind %v status %v; want %s %s completed", tc["toolCallId"], tc["kind"], tc["status"], id, kind)
 	}
 	return tc
+}
+
+// modelCalls leaves out of calls the cards of a turn's changes (the
+// agent's own, after a turn that changed files).
+func modelCalls(calls []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, c := range calls {
+		if id, _ := c["toolCallId"].(string); !strings.HasSuffix(id, "-changes") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // fileIn returns the content of the file named base at the absolute path
@@ -352,9 +370,10 @@ func fileIn(t *testing.T, p any, base string) string {
 
 // fsRead checks fs-read: the recorded read of a workspace file gives a
 // read card titled with the path, with one absolute location at line 1,
-// no permission asked (a read inside the project), its result showing
-// the file's lines numbered from 1 and the end-of-file footer, and the
-// file unchanged on disk.
+// no permission asked (a read inside the project), its rawOutput the
+// model's text (the file's lines numbered from 1 and the end-of-file
+// footer), its content the lines in a fence, and the file unchanged on
+// disk.
 func fsRead(t *testing.T, dir string, r runResult) {
 	t.Helper()
 	call, args := recordedCall(t, dir)
@@ -387,9 +406,15 @@ func fsRead(t *testing.T, dir string, r runResult) {
 		numbered += fmt.Sprintf("%d: %s\n", i+1, l)
 	}
 	numbered += fmt.Sprintf("\n(End of file - total %d lines)\n", len(lines))
+	// The model's text (numbered lines, footer) is the rawOutput; the
+	// card shows the lines as they are, in a fence.
+	if raw, _ := tc["rawOutput"].(string); !strings.Contains(raw, numbered) {
+		t.Errorf("rawOutput %q lacks the numbered lines and footer %q", raw, numbered)
+	}
 	content, _ := json.Marshal(tc["content"])
-	if wantJSON, _ := json.Marshal(numbered); !strings.Contains(string(content), strings.Trim(string(wantJSON), `"`)) {
-		t.Errorf("result content %s lacks the numbered lines and footer %q", content, numbered)
+	fenced := "\n" + strings.Join(lines, "\n") + "\n```"
+	if wantJSON, _ := json.Marshal(fenced); !strings.Contains(string(content), strings.Trim(string(wantJSON), `"`)) || strings.Contains(string(content), "<path>") {
+		t.Errorf("result content %s lacks the lines in a fence %q (or shows the envelope)", content, fenced)
 	}
 	if len(r.PermissionRequests) != 0 {
 		t.Errorf("permission requests %v for a read inside the project", r.PermissionRequests)

@@ -205,6 +205,10 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
 		}
 		return []acp.Update{u}
+	case session.TurnChanges:
+		return p.turnChanges(d)
+	case session.TurnUndone:
+		return p.turnUndone(d)
 	case session.TurnStart, session.TurnEnd, session.StepEnd, session.ContextMessage, session.PermissionRule, session.Directories,
 		session.ConfigChange, session.SystemPrompt, session.ToolDefinition:
 		// Turn bounds and a step's end show nothing (the prompt response
@@ -426,7 +430,9 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	case d.Cancelled:
 		// The call card from the arguments, not a preview: a replay
 		// rebuilds the same card.
-		u.Content = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent("Cancelled by the user."))
+		// rawOutput says so too, without the tool's internal error text.
+		u.RawOutput = acp.JSONString(cancelledText)
+		u.Content = append(append([]acp.ToolCallContent{}, c.content...), acp.TextContent(cancelledText))
 		if c.previewed {
 			u.Locations = c.locations
 		}
@@ -453,6 +459,10 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	}
 	return w.one(u)
 }
+
+// cancelledText is the line a cancelled card (other than a terminal) ends
+// with, and its rawOutput.
+const cancelledText = "Cancelled by the user."
 
 // lookup finds the tool called name, once per call: a found tool is
 // remembered in c (an unknown one is looked up again next time).

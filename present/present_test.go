@@ -541,7 +541,7 @@ var presentCases = []presentCase{
 			{ev: prog("t1", "FAIL 2\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"FAIL 2\n"}}}`}},
 			{ev: withMeta(result("t1", "ok 1\nFAIL 2\n"), `{"exit":1}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"ok 1\nFAIL 2\n","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":1,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":1,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":1,"signal":null}},"content":[{"type":"content","content":{"type":"text","text":"Run the tests"}},{"type":"terminal","terminalId":"t1"},{"type":"content","content":{"type":"text","text":"[exit code: 1]"}}]}`}},
 		},
 	},
 	{
@@ -551,7 +551,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"sleep 9","description":"Wait","cwd":"sub"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 9","description":"Wait","cwd":"sub"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj/sub"}},"content":[` + textItem("Wait") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(failed(result("t1", "partial")), `{"signal":"SIGKILL"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"partial","_meta":{"terminal_output":{"terminal_id":"t1","data":"partial"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGKILL"}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGKILL"},"_meta":{"terminal_output":{"terminal_id":"t1","data":"partial"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGKILL"}},"content":[{"type":"content","content":{"type":"text","text":"Wait"}},{"type":"terminal","terminalId":"t1"},{"type":"content","content":{"type":"text","text":"[killed by signal: SIGKILL]"}}]}`}},
 		},
 	},
 	{
@@ -561,7 +561,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"true","cwd":"/abs/dir"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true","cwd":"/abs/dir"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/abs/dir"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: result("t1"), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":null,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 		},
 	},
 	{
@@ -581,13 +581,13 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"nosuch"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","_meta":{"terminal_output":{"terminal_id":"t1","data":"Error: spawn failed"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":null,"error":"Error: spawn failed"},"_meta":{"terminal_output":{"terminal_id":"t1","data":"Error: spawn failed"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 			{ev: call("t2", "bash", `{"command":"nosuch"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: prog("t2", "sh: nosuch: not found\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","_meta":{"terminal_output":{"terminal_id":"t2","data":"sh: nosuch: not found\n"}}}`}},
 			{ev: withMeta(failed(result("t2", "sh: nosuch: not found\n")), `{"exit":127}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":"sh: nosuch: not found\n","_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":127,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":{"exitCode":127,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":127,"signal":null}},"content":[{"type":"terminal","terminalId":"t2"},{"type":"content","content":{"type":"text","text":"[exit code: 127]"}}]}`}},
 		},
 	},
 	{
@@ -597,7 +597,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"nosuch","description":"Try"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"nosuch","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"nosuch","description":"Try"},"content":[` + textItem("Try") + `]}`}},
 			{ev: failed(result("t1", "Error: spawn failed")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: spawn failed","content":[` + textItem("Try") + `,` + textItem("```console\nError: spawn failed\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":null,"error":"Error: spawn failed"},"content":[` + textItem("Try") + `,` + textItem("```console\nError: spawn failed\n```") + `]}`}},
 		},
 	},
 	{
@@ -617,7 +617,7 @@ var presentCases = []presentCase{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\n```") + `,` + textItem("[timed out after 5ms]") + `]}`}},
 			// The final update shows the result's output and notes.
 			{ev: withMeta(result("t1", "a\nb\nc\n\n"), `{"exit":2,"notes":"[exit code: 2]"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a\nb\nc\n\n","content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\n```") + `,` + textItem("[exit code: 2]") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":2,"signal":null},"content":[` + textItem("Build") + `,` + textItem("```console\na\nb\nc\n```") + `,` + textItem("[exit code: 2]") + `]}`}},
 		},
 	},
 	{
@@ -627,13 +627,13 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"true"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true"}}`}},
 			{ev: withMeta(result("t1", ""), `{"exit":0,"notes":"(no output)"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"","content":[` + textItem("(no output)") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[` + textItem("(no output)") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"true"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"true","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"true"}}`}},
 			{ev: prog("t2", "\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t2"}`}},
 			{ev: withMeta(result("t2", "\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"\n","content":[]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[]}`}},
 		},
 	},
 	{
@@ -649,13 +649,13 @@ var presentCases = []presentCase{
 			{ev: prog("t1", "9\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"9\n"}}}`}},
 			{ev: withMeta(result("t1", "1\n2\n9\n"), `{"exit":1,"notes":"[exit code: 1]"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"1\n2\n9\n","_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":1,"signal":null}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"},` + textItem("[output truncated; 4 bytes left out here]") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":1,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t1","data":""},"terminal_exit":{"terminal_id":"t1","exit_code":1,"signal":null}},"content":[` + textItem("Count") + `,{"type":"terminal","terminalId":"t1"},` + textItem("[output truncated; 4 bytes left out here]\n[exit code: 1]") + `]}`}},
 			// Nothing streamed (a replay): the result's output, without
 			// its notes.
 			{ev: call("t2", "bash", `{"command":"false"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"false","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"false"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(result("t2", ""), `{"exit":1,"notes":"(no output)\n[exit code: 1]"}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"","_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":1,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":{"exitCode":1,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t2","data":""},"terminal_exit":{"terminal_id":"t2","exit_code":1,"signal":null}},"content":[{"type":"terminal","terminalId":"t2"},{"type":"content","content":{"type":"text","text":"[exit code: 1]"}}]}`}},
 		},
 	},
 	{
@@ -677,7 +677,7 @@ var presentCases = []presentCase{
 			{ev: prog("t1", "clean\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
 			{ev: withMeta(result("t1", "clean\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"clean\n","content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[` + textItem("```sh\ngit status\nrm -f x.txt\n```") + `,` + textItem("```console\nclean\n```") + `]}`}},
 		},
 	},
 	{
@@ -689,11 +689,11 @@ var presentCases = []presentCase{
 			{ev: prog("t1", "`` and ```go\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("````console\n`` and ```go\n````") + `]}`}},
 			{ev: withMeta(result("t1", "`` and ```go\n`````\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":` + jsonStr("`` and ```go\n`````\n") + `,"content":[` + textItem("``````console\n`` and ```go\n`````\n``````") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[` + textItem("``````console\n`` and ```go\n`````\n``````") + `]}`}},
 			{ev: call("t2", "bash", `{"command":"echo"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"echo","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"echo"}}`}},
 			{ev: withMeta(result("t2", "a `` b"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":"a ` + "``" + ` b","content":[` + textItem("```console\na `` b\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[` + textItem("```console\na `` b\n```") + `]}`}},
 		},
 	},
 	{
@@ -707,7 +707,7 @@ var presentCases = []presentCase{
 			{ev: exec("c1"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}`}},
 			{ev: cancelled(result("c1", "Error: cancelled by the user")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("head") + `,` + textItem("[image: unknown type, 0 bytes]") + `,` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Cancelled by the user.","content":[` + textItem("head") + `,` + textItem("[image: unknown type, 0 bytes]") + `,` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{
@@ -717,11 +717,11 @@ var presentCases = []presentCase{
 			{ev: start("c1", "plain"), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending"}`}},
 			{ev: cancelled(result("c1", "Error: cancelled by the user")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Cancelled by the user.","content":[` + textItem("Cancelled by the user.") + `]}`}},
 			{ev: call("c2", "edit", `{"path":"/proj/a","new":"x"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Edit a","name":"edit","kind":"edit","status":"pending","rawInput":{"path":"/proj/a","new":"x"},"content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"}]}`}},
 			{ev: cancelled(result("c2", "Error: cancelled by the user")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"failed","rawOutput":"Error: cancelled by the user","content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"},` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"failed","rawOutput":"Cancelled by the user.","content":[{"type":"diff","path":"/proj/a","oldText":null,"newText":"x"},` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{
@@ -733,7 +733,7 @@ var presentCases = []presentCase{
 			{ev: prog("t1", "line one\n"), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"terminal_id":"t1","data":"line one\n"}}}`}},
 			{ev: withMeta(cancelled(result("t1", "line one\n")), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nline one\n","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGTERM","cancelled":true},"_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
 		},
 	},
 	{
@@ -744,12 +744,12 @@ var presentCases = []presentCase{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t1"}]}`}},
 			// The result's text is the tool's error, not output.
 			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGTERM","cancelled":true},"_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":"SIGTERM"}}}`}},
 			// A result view that says what was printed is shown.
 			{ev: call("t2", "bash", `{"command":"sleep 60"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t2","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"},"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/proj"}},"content":[{"type":"terminal","terminalId":"t2"}]}`}},
 			{ev: withMeta(cancelled(result("t2", "partial")), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":"Cancelled by the user.\npartial","_meta":{"terminal_output":{"terminal_id":"t2","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t2","exit_code":null,"signal":"SIGTERM"}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGTERM","cancelled":true},"_meta":{"terminal_output":{"terminal_id":"t2","data":"partial\n[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t2","exit_code":null,"signal":"SIGTERM"}}}`}},
 		},
 	},
 	{
@@ -762,7 +762,7 @@ var presentCases = []presentCase{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `]}`}},
 			// The output shown so far stays, then the cancel line.
 			{ev: cancelled(result("t1", "Error: command aborted")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: command aborted","content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `,` + textItem("[cancelled by the user]") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGTERM","cancelled":true},"content":[` + textItem("Wait") + `,` + textItem("```console\npartial\n```") + `,` + textItem("[cancelled by the user]") + `]}`}},
 		},
 	},
 	{
@@ -772,7 +772,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"sleep 60"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 60","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"sleep 60"}}`}},
 			{ev: cancelled(result("t1")), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\n","content":[` + textItem("[cancelled by the user]") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":"SIGTERM","cancelled":true},"content":[` + textItem("[cancelled by the user]") + `]}`}},
 		},
 	},
 	{
@@ -785,7 +785,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"sle`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","name":"bash","kind":"other","status":"pending","rawInput":"{\"command\":\"sle"}`}},
 			{ev: notRun(cancelled(result("t1", "Error: cancelled by the user"))), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.","content":[` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{
@@ -795,7 +795,7 @@ var presentCases = []presentCase{
 			{ev: start("t1", "bash")},
 			{ev: notRun(cancelled(result("t1", "Error: cancelled by the user"))), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"bash","name":"bash","kind":"other","status":"pending"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Error: cancelled by the user","content":[` + textItem("Cancelled by the user.") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.","content":[` + textItem("Cancelled by the user.") + `]}`}},
 		},
 	},
 	{
@@ -878,7 +878,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","description":"List"},"_meta":{"terminal_info":{"terminal_id":"t1","cwd":"/proj"}},"content":[` + textItem("List") + `,{"type":"terminal","terminalId":"t1"}]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","_meta":{"terminal_output":{"terminal_id":"t1","data":"a.go\nb.go\n"},"terminal_exit":{"terminal_id":"t1","exit_code":0,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":0,"signal":null},"_meta":{"terminal_output":{"terminal_id":"t1","data":"a.go\nb.go\n"},"terminal_exit":{"terminal_id":"t1","exit_code":0,"signal":null}}}`}},
 		},
 	},
 	{
@@ -888,7 +888,7 @@ var presentCases = []presentCase{
 			{ev: call("t1", "bash", `{"command":"ls","description":"List"}`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","rawInput":{"command":"ls","description":"List"},"content":[` + textItem("List") + `]}`}},
 			{ev: withMeta(result("t1", "a.go\nb.go\n"), `{"exit":0}`), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":"a.go\nb.go\n","content":[` + textItem("List") + `,` + textItem("```console\na.go\nb.go\n```") + `]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exitCode":0,"signal":null},"content":[` + textItem("List") + `,` + textItem("```console\na.go\nb.go\n```") + `]}`}},
 		},
 	},
 	{

@@ -115,7 +115,7 @@ var streamCases = []presentCase{
 			{ev: call("t1", "sh", `{"command":"make","cwd":"sub"}`)},
 			// Cancelled before it ran: no signal was sent, none is claimed.
 			{ev: notRun(cancelled(result("t1", "Error: cancelled by the user"))), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":"Cancelled by the user.\nError: cancelled by the user","_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exitCode":null,"signal":null,"cancelled":true},"_meta":{"terminal_output":{"terminal_id":"t1","data":"[cancelled by the user]\n"},"terminal_exit":{"terminal_id":"t1","exit_code":null,"signal":null}}}`}},
 		},
 	},
 	{
@@ -160,7 +160,7 @@ var streamCases = []presentCase{
 			{ev: preview("c1", tools.DiffCall{Diffs: []tools.FileDiff{{Path: "/proj/a.txt", NewText: "new"}}}), want: []string{
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"diff","path":"/proj/a.txt","oldText":null,"newText":"new"}]}`}},
 			{ev: notRun(cancelled(result("c1", "Error: cancelled by the user"))), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","locations":[{"path":"/proj/a.txt"}],"rawOutput":"Error: cancelled by the user","content":[{"type":"content","content":{"type":"text","text":"Cancelled by the user."}}]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","locations":[{"path":"/proj/a.txt"}],"rawOutput":"Cancelled by the user.","content":[{"type":"content","content":{"type":"text","text":"Cancelled by the user."}}]}`}},
 		},
 	},
 	{
@@ -170,7 +170,7 @@ var streamCases = []presentCase{
 			{ev: call("c1", "put", `{"path":"a.txt","body":"half`), want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Put a.txt","name":"put","kind":"edit","status":"pending","locations":[{"path":"/proj/a.txt"}],"rawInput":"{\"path\":\"a.txt\",\"body\":\"half"}`}},
 			{ev: notRun(cancelled(result("c1", "Error: cancelled by the user"))), want: []string{
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Error: cancelled by the user","content":[{"type":"content","content":{"type":"text","text":"Cancelled by the user."}}]}`}},
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","rawOutput":"Cancelled by the user.","content":[{"type":"content","content":{"type":"text","text":"Cancelled by the user."}}]}`}},
 		},
 	},
 	{

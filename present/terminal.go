@@ -1,6 +1,8 @@
 package present
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -24,7 +26,9 @@ import (
 // truncation line, a timeout) and "[cancelled by the user]" are the only
 // other lines, each on a line of its own, and the card's text content
 // repeats them (for every editor: Zed shows nothing of a terminal card
-// but the terminal).
+// but the terminal), and so does a line with the exit code of a command
+// that failed. The final rawOutput is the structured result (shellRaw:
+// exit code, signal, whether the output was cut), never the output again.
 //
 // Titles: Zed draws a terminal card as the terminal alone, headed by the
 // title as a command block, so a live terminal's title is the whole
@@ -186,7 +190,6 @@ func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *too
 		if notRun {
 			signal, output = nil, ""
 		}
-		u.RawOutput = acp.JSONString("Cancelled by the user.\n" + text)
 		if view == nil {
 			// The text is the tool's error ("command aborted"), not
 			// output.
@@ -194,6 +197,7 @@ func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *too
 		}
 		notes = strings.Join(append(append([]string(nil), t.notes...), cancelLine), "\n")
 	}
+	u.RawOutput = shellRawOutput(view, exit, signal, cancelled, text)
 	if p.view.TerminalOutput {
 		data := ""
 		if !t.sentLive {
@@ -206,11 +210,15 @@ func (p *Presenter) terminalResult(c *callState, u acp.ToolCallUpdate, view *too
 			TerminalOutput: &acp.TerminalOutput{TerminalID: u.ToolCallID, Data: data},
 			TerminalExit:   &acp.TerminalExit{TerminalID: u.ToolCallID, ExitCode: exit, Signal: signal},
 		}
-		if len(t.notes) > 0 {
+		lines := t.notes
+		if e := exitLine(exit, signal, cancelled); e != "" {
+			lines = append(lines[:len(lines):len(lines)], e)
+		}
+		if len(lines) > 0 {
 			// Content replaces the whole list: the terminal is sent
 			// again with it.
 			items := append(append([]acp.ToolCallContent(nil), t.head...), acp.Terminal{TerminalID: u.ToolCallID})
-			u.Content = append(items, acp.TextContent(strings.Join(t.notes, "\n")))
+			u.Content = append(items, acp.TextContent(strings.Join(lines, "\n")))
 		}
 		return u
 	}
@@ -251,4 +259,52 @@ func appendTail(tail []byte, s string, limit int) []byte {
 		cut++
 	}
 	return append(tail[:0], tail[cut:]...)
+}
+
+// shellRaw is a terminal card's final rawOutput: the structured result
+// of the command (the output itself is on the card once, in the terminal
+// or its console fence). ExitCode and Signal are null when unknown (a
+// cancelled call that never ran has neither); Error is the tool's text
+// when the call failed before it ran a command (a refused argument).
+type shellRaw struct {
+	ExitCode   *int     `json:"exitCode"`
+	Signal     *string  `json:"signal"`
+	Cancelled  bool     `json:"cancelled,omitempty"`
+	Truncated  bool     `json:"truncated,omitempty"`
+	FullOutput []string `json:"fullOutput,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// shellRawOutput is the rawOutput of a terminal card's final update
+// (shellRaw) from its result view (nil when the result is not a
+// terminal one: then text is the tool's error, unless cancelled).
+func shellRawOutput(view *tools.TerminalResult, exit *int, signal *string, cancelled bool, text string) json.RawMessage {
+	r := shellRaw{ExitCode: exit, Signal: signal, Cancelled: cancelled}
+	switch {
+	case view != nil:
+		r.Truncated, r.FullOutput = view.Truncated, view.FullOutput
+	case !cancelled:
+		r.Error = text
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return acp.JSONString(text)
+	}
+	return b
+}
+
+// exitLine is the line a live terminal card's content adds for a command
+// that did not succeed ("[exit code: 3]", "[killed by signal: SIGKILL]"),
+// so that every card, not only the terminal's exit, shows it; "" for a
+// success, an unknown exit or a cancel (the terminal says that itself).
+func exitLine(exit *int, signal *string, cancelled bool) string {
+	switch {
+	case cancelled:
+		return ""
+	case signal != nil:
+		return "[killed by signal: " + *signal + "]"
+	case exit != nil && *exit != 0:
+		return "[exit code: " + strconv.Itoa(*exit) + "]"
+	}
+	return ""
 }

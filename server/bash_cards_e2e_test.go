@@ -306,11 +306,17 @@ func TestBashOutputStreamsWithoutTerminal(t *testing.T) {
 				t.Fatalf("prompt answered %s / %v", m.Result, m.Error)
 			}
 			tu.mu.Lock()
+			// What the command printed: the live terminal's data, or the
+			// final card's console fence (rawOutput is its exit only).
 			final, result := -1, ""
+			var live strings.Builder
 			for i, u := range tu.ups {
-				if cu, ok := u.(acp.ToolCallUpdate); ok && isFinal(cu) {
+				live.WriteString(liveData(u))
+				// The command's card (the file it waits for is a change
+				// of the turn: a changes card follows).
+				if cu, ok := u.(acp.ToolCallUpdate); ok && isFinal(cu) && !strings.HasSuffix(cu.ToolCallID, "-changes") {
 					final = i
-					_ = json.Unmarshal(cu.RawOutput, &result)
+					result = live.String() + strings.Join(textsOf(cu.Content), "\n")
 				}
 			}
 			tu.mu.Unlock()

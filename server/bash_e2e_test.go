@@ -342,7 +342,8 @@ func TestBashLargeOutputE2E(t *testing.T) {
 	us := h.sessionUpdates()
 	var last acp.ToolCallUpdate
 	for i := len(us) - 1; i >= 0; i-- {
-		if c, ok := us[i].(acp.ToolCallUpdate); ok && isFinal(c) {
+		// The command's card, not the turn's changes card after it.
+		if c, ok := us[i].(acp.ToolCallUpdate); ok && isFinal(c) && !strings.HasSuffix(c.ToolCallID, "-changes") {
 			last = c
 			break
 		}

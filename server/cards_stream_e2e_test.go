@@ -184,8 +184,9 @@ func TestCardsAnnouncedEarly(t *testing.T) {
 			t.Errorf("%s starts %s, want pending", c.ToolCallID, c.Status)
 		}
 	}
-	if !reflect.DeepEqual(order, []string{writeID, readID, bashID}) {
-		t.Errorf("cards in the order %v, want %v", order, []string{writeID, readID, bashID})
+	// The turn's changes card (the write's file) comes last.
+	if want := []string{writeID, readID, bashID, "turn1-changes"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("cards in the order %v, want %v", order, want)
 	}
 	if w, _ := h.announced(writeID); w.RawInput != nil || len(w.Content) != 0 {
 		t.Errorf("the early write card shows arguments it does not have yet: %+v", w)

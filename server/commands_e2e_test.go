@@ -80,6 +80,7 @@ func TestSlashCommands(t *testing.T) {
 		"compact|Summarize the conversation so far; later requests carry the summary instead of the old messages|what the summary should focus on (optional)",
 		"init|Write or update AGENTS.md, the instructions for agents working on this project|what else AGENTS.md should cover (optional)",
 		"review|Review the uncommitted changes (git status and git diff), read-only|what to look at (optional)",
+		"undo|Put the files back as they were before the last turn that changed them (again: one more turn back)|",
 		"fix|Fix a bug, test first|arguments",
 		"hello|Say hello|",
 	}
@@ -117,7 +118,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := agentMsgs(t, h, from)
-	if got := commandsIn(t, ms, sid); len(got) != 6 || got[5] != "later|Do it later: $ARGUMENTS|arguments" {
+	if got := commandsIn(t, ms, sid); len(got) != 7 || got[6] != "later|Do it later: $ARGUMENTS|arguments" {
 		t.Errorf("commands after the folder changed: %q", got)
 	}
 	if u := updatesOf(ms, sid); len(u) == 0 || string(u[0]["sessionUpdate"]) != `"available_commands_update"` {
@@ -161,7 +162,7 @@ func TestSlashCommands(t *testing.T) {
 	var fr acp.ForkSessionResponse
 	h.mustCall("session/fork", map[string]any{"sessionId": sid, "cwd": cwd}, &fr)
 	h.answerThenCommands(from, fr.SessionID, "fork")
-	if got := commandsIn(t, agentMsgs(t, h, from), fr.SessionID); len(got) != 6 {
+	if got := commandsIn(t, agentMsgs(t, h, from), fr.SessionID); len(got) != 7 {
 		t.Errorf("the fork's commands %q", got)
 	}
 }

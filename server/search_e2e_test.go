@@ -332,6 +332,7 @@ func TestParallelWriteBetweenReads(t *testing.T) {
 	for i, c := range calls {
 		closed = append(closed, e2etest.CallID(0, i, c[0], c[1])+":completed")
 	}
+	closed = append(closed, "turn1-changes:completed") // the write's new.txt
 	if got := finals(h.sessionUpdates()); !reflect.DeepEqual(got, closed) {
 		t.Errorf("cards closed %v", got)
 	}

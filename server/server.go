@@ -288,7 +288,7 @@ func New(o Options) (*Server, error) {
 		SandboxWarning:   shell.SandboxWarning,
 		Titles:           o.Titles,
 		CommandsDir:      o.CommandsDir,
-		Git:              agentcmd.Runner{Sandbox: o.Sandbox}.Git,
+		AgentCmd:         agentcmd.Runner{Sandbox: o.Sandbox},
 		Log:              o.Log,
 		Limits:           acp.Limits{MaxMessageBytes: o.MaxMessageBytes},
 		Models:           models,

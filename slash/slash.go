@@ -33,6 +33,7 @@ const (
 	Compact = "compact"
 	Init    = "init"
 	Review  = "review"
+	Undo    = "undo"
 )
 
 // Command is one slash command.
@@ -60,6 +61,8 @@ func Builtins() []Command {
 			Description: "Write or update AGENTS.md, the instructions for agents working on this project"},
 		{Name: Review, Builtin: true, Hint: "what to look at (optional)",
 			Description: "Review the uncommitted changes (git status and git diff), read-only"},
+		{Name: Undo, Builtin: true,
+			Description: "Put the files back as they were before the last turn that changed them (again: one more turn back)"},
 	}
 }
 

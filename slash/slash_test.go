@@ -70,7 +70,7 @@ func TestLoad(t *testing.T) {
 	for _, c := range set.Commands() {
 		names = append(names, c.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"compact", "init", "review", "deploy", "long", "standup"}) {
+	if !reflect.DeepEqual(names, []string{"compact", "init", "review", "undo", "deploy", "long", "standup"}) {
 		t.Errorf("commands %q", names)
 	}
 	d, _ := set.Lookup("deploy")
@@ -98,7 +98,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("%d problems, want 4:\n%s", len(problems), joined)
 	}
 	// Missing folders are no problem.
-	if set, problems := Load(Dirs{Project: filepath.Join(project, "none"), User: ""}); len(set.Commands()) != 3 || len(problems) != 0 {
+	if set, problems := Load(Dirs{Project: filepath.Join(project, "none"), User: ""}); len(set.Commands()) != 4 || len(problems) != 0 {
 		t.Errorf("missing folders: %d commands, problems %q", len(set.Commands()), problems)
 	}
 }

@@ -311,7 +311,8 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 		return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ConsoleFence(text))}}
 	}
 	out, notes, code, sig := splitResult(text, r.Meta)
-	return tools.TerminalResult{Output: out, Notes: notes, ExitCode: code, Signal: sig}
+	cut, paths := cutPaths(out)
+	return tools.TerminalResult{Output: out, Notes: notes, ExitCode: code, Signal: sig, Truncated: cut, FullOutput: paths}
 }
 
 // bashAccess is what a bash call touches for the permission check: its

@@ -214,3 +214,19 @@ func omittedLine(limit, omitted int64, paths []string) string {
 	return "[output truncated; " + strconv.FormatInt(omitted, 10) + " bytes left out here (a card shows at most " + size +
 		" of output); full output: " + where + "]"
 }
+
+// cutLineRE matches the line truncatedLine appends to a cut stream.
+var cutLineRE = regexp.MustCompile(`(?m)^\[output truncated; full output: ([^\]\n]*)\]$`)
+
+// cutPaths reports whether a result's output has a truncation line and
+// returns the full-output paths those lines name, in order (stdout's
+// first), "(unavailable)" left out.
+func cutPaths(output string) (cut bool, paths []string) {
+	for _, m := range cutLineRE.FindAllStringSubmatch(output, 2) {
+		cut = true
+		if m[1] != "(unavailable)" {
+			paths = append(paths, m[1])
+		}
+	}
+	return cut, paths
+}

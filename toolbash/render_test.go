@@ -1,6 +1,7 @@
 package toolbash
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,5 +160,22 @@ func TestPresentBashCards(t *testing.T) {
 	call = presentBashCall(bashArgs{Command: "npm start", Description: "Serve", RunInBackground: true})
 	if g, ok := call.(tools.GenericCall); !ok || g.Title != "npm start" || len(g.Content) != 1 {
 		t.Errorf("one-line background call view %+v", call)
+	}
+}
+
+func TestCutPaths(t *testing.T) {
+	for _, c := range []struct {
+		out   string
+		cut   bool
+		paths []string
+	}{
+		{"plain\n", false, nil},
+		{"a\n[output truncated; full output: /t/out.log]\n[stderr]\nb\n[output truncated; full output: /t/err.log]", true, []string{"/t/out.log", "/t/err.log"}},
+		{"a\n[output truncated; full output: (unavailable)]", true, nil},
+	} {
+		cut, paths := cutPaths(c.out)
+		if cut != c.cut || !slices.Equal(paths, c.paths) {
+			t.Errorf("cutPaths(%q) = %v %q, want %v %q", c.out, cut, paths, c.cut, c.paths)
+		}
 	}
 }

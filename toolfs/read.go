@@ -47,8 +47,10 @@ func Read() tools.Tool {
 	})
 }
 
-// presentReadResult leaves the call card as it is (the tool's text shows),
-// except that a read of a path that does not exist clears the card's
+// presentReadResult shows a successful read as the user's view of it
+// (readCard: the line range and the text in a fence of the file's
+// language, never the model's envelope). A failed read shows the tool's
+// text, and a read of a path that does not exist clears the card's
 // location (a path such as "g.md:1-20" or "file:///x" names no file, and
 // an editor following the card would open an empty one).
 func presentReadResult(_ ReadArgs, r tools.ResultInput) tools.ToolResultView {
@@ -59,7 +61,10 @@ func presentReadResult(_ ReadArgs, r tools.ResultInput) tools.ToolResultView {
 			return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ImageNote(c, "")), c}}
 		}
 	}
-	if !r.IsError || r.Error == nil || r.Error.Code != CodeNotFound {
+	if !r.IsError {
+		return readCard(tools.JoinText(r.Content))
+	}
+	if r.Error == nil || r.Error.Code != CodeNotFound {
 		return nil
 	}
 	if strings.HasPrefix(tools.JoinText(r.Content), "Error: offset ") {

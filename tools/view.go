@@ -78,12 +78,16 @@ type GenericResult struct {
 // "[exit code: 3]"), one note per line: a card without a live terminal
 // shows it after the output, a live terminal does not (terminal_exit tells
 // the exit). ExitCode and Signal (e.g. "SIGTERM") are mutually exclusive,
-// both absent when unknown.
+// both absent when unknown. Truncated says the result cut the output of
+// a stream; FullOutput lists the files that hold it whole (stdout's
+// first; empty when they are unavailable).
 type TerminalResult struct {
 	Title, Output string
 	Notes         string
 	ExitCode      *int
 	Signal        string
+	Truncated     bool
+	FullOutput    []string
 }
 
 // DiffResult is the applied change of a completed call. Note is an optional

@@ -63,7 +63,7 @@ func TestDebugLogAndTrace(t *testing.T) {
 	// The key reaches the agent's output (the session title quotes the
 	// prompt; commands do not get it in their environment), the token
 	// too (the command prints it).
-	if all := string(joinLines(out)); !strings.Contains(all, apiKey) || !strings.Contains(all, `"rawOutput":"key=\n`+ghToken) || strings.Contains(all, "key="+apiKey) {
+	if all := string(joinLines(out)); !strings.Contains(all, apiKey) || !strings.Contains(all, "```console\\nkey=\\n"+ghToken) || strings.Contains(all, "key="+apiKey) {
 		t.Fatalf("the secrets are not where the test expects them:\n%s", all)
 	}
 

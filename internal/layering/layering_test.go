@@ -45,6 +45,9 @@ var rules = map[string]rule{
 	// Where the API key comes from: the variables and the login file.
 	"credentials": {ours: nil, external: []string{}},
 	"hunks":       {ours: nil, external: []string{}},
+	// Checkpoints: the card's hunks, the session's change events, and
+	// the search tools' walk (their ignore rules) outside git.
+	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch", "internal/agentcmd"}, external: []string{}},
 	// jsonschema, and x/text to word its messages in English.
 	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
 	// The session log records tool results.
@@ -75,7 +78,7 @@ var rules = map[string]rule{
 	// the request's thinking fields (llm's model facts, a leaf package);
 	// it starts the MCP servers the editor names for a session (toolmcp),
 	// as the ACP request gives them.
-	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash", "toolsub"}},
+	"bridge": {ours: []string{"acp", "agent", "session", "tools", "present", "permission", "llm", "toolmcp", "slash", "toolsub", "checkpoint", "internal/agentcmd"}},
 	"server": {ours: []string{anyOurs}},
 	// Flags, demo and diff: the server and what the flags need; never the
 	// parts the server assembles.
