@@ -18,7 +18,7 @@ import (
 
 // DrainTimeout bounds how long the connection waits, once its input has
 // ended or Shutdown was called, for requests already read to be answered
-// (INTERFACE.md: within 1 s).
+// (within 1 s, so a closing editor is never kept waiting).
 const DrainTimeout = time.Second
 
 // RequestFunc computes the response to one request. It runs on its own

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// JSON-RPC error codes used by ACP (acp-protocol.md §2, INTERFACE.md
-// "Errors").
+// JSON-RPC error codes used by ACP: the JSON-RPC 2.0 ones and ACP's
+// auth_required (-32000) and resource-not-found (-32002).
 const (
 	CodeParseError       = -32700
 	CodeInvalidRequest   = -32600

@@ -246,7 +246,8 @@ type ToolCallLocation struct {
 }
 
 // ToolCallMeta is the `_meta` of a tool call or update as dsh-acp writes
-// it: Zed's terminal convention (acp-protocol.md §13), and on a subagent
+// it: Zed's terminal convention (terminal_info, terminal_output,
+// terminal_exit), and on a subagent
 // tool's card Zed's subagent_session_info naming the child it started.
 type ToolCallMeta struct {
 	TerminalInfo        *TerminalInfo        `json:"terminal_info,omitempty"`

@@ -25,7 +25,7 @@ import (
 )
 
 // DefaultMaxSteps is the number of model requests one turn may make
-// (INTERFACE.md: --max-steps, default 64).
+// (--max-steps; past it the turn ends max_turn_requests).
 const DefaultMaxSteps = 64
 
 // DefaultMaxParallel is how many concurrency-safe calls of one response

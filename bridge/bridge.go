@@ -45,7 +45,7 @@ type Config struct {
 	// Mode is the permission mode new sessions start in (permission.Mode*
 	// ids); "" means default.
 	Mode string
-	// StateDir is where session logs are kept (INTERFACE.md, State); ""
+	// StateDir is where session logs are kept (DSH_STATE_DIR); ""
 	// keeps sessions in memory only (nothing to list or load from disk).
 	StateDir string
 	// Limits bound the connection's memory (message size, queued
@@ -593,7 +593,8 @@ func (b *Bridge) runTurn(ctx, turnCtx context.Context, cancel context.CancelFunc
 	return acp.PromptResponse{StopReason: acp.StopReason(out.StopReason), Usage: promptUsage(out.Usage)}, nil
 }
 
-// promptError maps a failed turn to its JSON-RPC error (INTERFACE.md).
+// promptError maps a failed turn to its JSON-RPC error: -32000 for a
+// missing or refused key, -32603 with the reason otherwise.
 func promptError(err error) error {
 	var te *agent.TurnError
 	if errors.As(err, &te) {

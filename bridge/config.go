@@ -96,7 +96,7 @@ func ValidThinking(id string) bool {
 
 // DefaultModelsWait is how long session/new and session/load wait for the
 // endpoint's first model list before answering with the models known
-// without it (issue 14: up to 1 s).
+// without it (up to 1 s).
 const DefaultModelsWait = time.Second
 
 // sessionConfig is a session's model and thinking choices (its mode is

@@ -40,7 +40,7 @@ func (e *editor) WriteTextFile(ctx context.Context, path, content string) error 
 }
 
 // clientError is an fs request the editor answered with a JSON-RPC error.
-// Its text is the editor's own words (issue 13, item 5): "the editor
+// Its text is the editor's own words: "the editor
 // refused <method>: <message>", where the message is the error's data
 // when the editor put the details there (Zed answers -32603 "Internal
 // error" with data "Permission denied (os error 13)"), else its message;

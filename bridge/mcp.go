@@ -15,7 +15,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// This file holds the MCP servers the editor gives a session (issue 16):
+// This file holds the MCP servers the editor gives a session:
 // what initialize advertises, starting them for session/new and
 // session/load (startMCP; resume and fork call it too), the bound on how
 // long an answer waits for them, stopping them, logging what their

@@ -1,5 +1,5 @@
 // Package credentials finds the API key the agent sends to the model
-// endpoint, in INTERFACE.md's order: the DSH_API_KEY variable, then
+// endpoint, in this order: the DSH_API_KEY variable, then
 // DEEPSEEK_API_KEY, then the credentials file that `dsh-acp login` writes
 // ($XDG_CONFIG_HOME/dsh-acp/credentials, else ~/.config/dsh-acp/credentials).
 //

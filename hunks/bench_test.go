@@ -7,7 +7,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/hunks/internal/benchcases"
 )
 
-// BenchmarkCompute measures Compute on the five cases of go-deps.md §4.3
+// BenchmarkCompute measures Compute on the five cases of benchcases
 // (scripts/bench-diff.sh measures the whole `dsh-acp diff` process against
 // GNU diff on the same inputs). It reports the changed-line total as
 // "lines/op".

@@ -8,7 +8,7 @@
 //   - Line numbers are 1-based; counts are in lines. Texts are bytes, never
 //     re-encoded (the input must be valid UTF-8, so they are valid UTF-8 too).
 //
-// Rules (dsh-behaviour.md §7):
+// Rules:
 //   - Both sides are LF-normalized first: every "\r\n" becomes "\n" (a lone
 //     "\r" stays). A CRLF file whose one line changed shows one changed line.
 //   - Line diff with 3 lines of context. Two changes separated by at most 6

@@ -56,8 +56,8 @@ func lines(n, from, to int, change ...int) string {
 	return strings.Join(all[from-1:to], "\n")
 }
 
-// TestEdgeCases covers every row of dsh-behaviour.md §7.2 and the extra
-// cases the issue lists.
+// TestEdgeCases covers the edge cases of the hunk rules (see the
+// package doc): first and last line, CRLF, final newlines, binary, ...
 func TestEdgeCases(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
 	cases := []struct {

@@ -12,8 +12,8 @@ import (
 
 // DefaultContextWindow is the context window, in tokens, of a model
 // that neither the endpoint's model list, nor a catalog, nor the
-// --context-window flag describes (issue 14: a documented default of
-// 128,000 tokens).
+// --context-window flag describes (128,000 tokens, the documented
+// default).
 const DefaultContextWindow = 128000
 
 // Rates are a model's prices per 1,000,000 tokens, in the currency of
@@ -38,8 +38,8 @@ type Price struct {
 
 // Cost is what a response with usage u, answered at time at, costs:
 // cache hits at CacheHit, the rest of the prompt at CacheMiss and the
-// completion at Output (deepseek-stream.md §2: prompt_tokens includes
-// the cached ones).
+// completion at Output (DeepSeek's prompt_tokens includes the cached
+// ones).
 func (p Price) Cost(u Usage, at time.Time) float64 {
 	r := p.Rates
 	if p.OffPeak != nil && p.Peak != nil && !p.Peak(at) {

@@ -176,7 +176,7 @@ func TestModelListAbandoned(t *testing.T) {
 }
 
 // TestMarshalRequestThinking: the thinking fields go at the top level of
-// the body, only when set (deepseek-stream.md §1).
+// the body, only when set (DeepSeek's request shape).
 func TestMarshalRequestThinking(t *testing.T) {
 	cases := []struct {
 		th   Thinking

@@ -57,8 +57,8 @@ var (
 	callIDRe = regexp.MustCompile(`^call_[0-9]{2}_[A-Za-z0-9]{24}$`)
 )
 
-// Delta shapes of a live thinking-mode stream (reference/deepseek-stream.md
-// section 2), matched on the delta's exact bytes.
+// Delta shapes of a live DeepSeek thinking-mode stream (as recorded),
+// matched on the delta's exact bytes.
 var (
 	openingDelta   = `{"role":"assistant","content":null,"reasoning_content":""}`
 	closingDelta   = `{"content":"","reasoning_content":null}`

@@ -101,7 +101,7 @@ const (
 )
 
 // Thinking is DeepSeek's thinking-mode control for one request
-// (reference/deepseek-stream.md §1; DeepSeek "Thinking Mode" guide): Type
+// (DeepSeek's "Thinking Mode" guide): Type
 // goes out as the top-level `"thinking": {"type": Type}` and Effort as the
 // top-level `"reasoning_effort"`, each only when non-empty. The zero value
 // sends neither, so the provider's default applies.

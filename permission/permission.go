@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// The session modes (ACP SessionModeId values; INTERFACE.md --mode).
+// The session modes (ACP SessionModeId values; the --mode flag).
 const (
 	ModeDefault     = "default"
 	ModeAcceptEdits = "acceptEdits"

@@ -64,12 +64,12 @@ func hasParent(path string) bool {
 
 // title makes a card title of the given kind one line and shows in it
 // the first of paths (as the tool gave them: absolute, or relative to the
-// cwd) that it contains, the way INTERFACE.md says: relative to the cwd
+// cwd) that it contains: relative to the cwd
 // when inside it (by path segment), absolute otherwise. So an absolute
 // path inside the cwd is shortened, and a relative one that leads
-// outside ("../x", "a/../../x") is shown absolute (issue 13, item 12). In
+// outside ("../x", "a/../../x") is shown absolute. In
 // a title rendered as Markdown (markdownTitle) the path is shown
-// Markdown-safe (issue 13, item 4).
+// Markdown-safe.
 func (r *paths) title(kind acp.ToolKind, title string, paths ...string) string {
 	for _, p := range paths {
 		if p == "" {

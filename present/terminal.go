@@ -48,7 +48,8 @@ const snapshotTail = 8 << 10
 // shown whole in the content.
 const liveTitleBytes = 16 << 10
 
-// cancelLine is the last line of a cancelled terminal card (INTERFACE.md).
+// cancelLine is the last output line of a cancelled terminal card; its
+// terminal_exit then names the signal sent.
 const cancelLine = "[cancelled by the user]"
 
 // termState is what the presenter remembers of a terminal card's output.

@@ -54,7 +54,7 @@ import (
 	"strings"
 )
 
-// Mode is how commands are confined (INTERFACE.md --sandbox).
+// Mode is how commands are confined (the --sandbox flag).
 type Mode string
 
 // The modes.

@@ -16,9 +16,8 @@ import (
 	"github.com/dsh-acp/dsh-acp/toolbash"
 )
 
-// The shell command cards end to end, through real pipes and real bash
-// (issue 13 items 3, 6, 7, 8; issue 18 item 1). The harness validates
-// every message against the ACP schema.
+// The shell command cards end to end, through real pipes and real bash.
+// The harness validates every message against the ACP schema.
 
 // textsOf is the text of each text item of content ("" for other items).
 func textsOf(content []acp.ToolCallContent) []string {

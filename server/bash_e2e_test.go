@@ -154,7 +154,7 @@ func TestBashTicksOnTheWire(t *testing.T) {
 }
 
 // TestBashCancelE2E: cancelling a command that ignores SIGTERM answers the
-// prompt cancelled at once, ends the card as INTERFACE.md says, and the
+// prompt cancelled at once, ends the card failed with the cancel line, and the
 // command dies by SIGKILL KillGrace (3 s) later: not before (the group is
 // watched from the cancel on; the kill timer starts no earlier than the
 // cancel is sent), and not much after.

@@ -193,7 +193,7 @@ func BenchmarkPresentPair(b *testing.B) {
 }
 
 // checkCancelledTerminal: the last update closes a live terminal card the
-// way INTERFACE.md says for a cancelled call: failed, one last
+// way a cancelled call ends: failed, one last
 // "[cancelled by the user]" line and signal SIGTERM.
 func checkCancelledTerminal(t *testing.T, us []acp.Update) {
 	t.Helper()

@@ -303,8 +303,8 @@ func TestThinkingRequestFields(t *testing.T) {
 }
 
 // TestConfigOptionErrors: an unknown option or value, a boolean for a
-// select, and an unknown session are refused with the codes of
-// INTERFACE.md, naming what is valid.
+// select, and an unknown session are refused with -32602 (-32002 for
+// the session), naming what is valid.
 func TestConfigOptionErrors(t *testing.T) {
 	e := newEndpoint(t, threeModels)
 	h := newHarness(t, withEndpoint(e, func(o *server.Options) { o.Thinking = true }))

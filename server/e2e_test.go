@@ -107,8 +107,8 @@ func rpcError(t *testing.T, h *harness, method string, params any) (int, string)
 	return e.Code, e.Message
 }
 
-// TestErrorTable covers the rows of INTERFACE.md's error table that need
-// no model.
+// TestErrorTable covers the protocol errors (JSON-RPC codes and
+// messages) that need no model.
 func TestErrorTable(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	sid := h.start(harnessOpts{})
@@ -283,7 +283,7 @@ func TestHugeLine(t *testing.T) {
 // it, so this is cheap), and the session goes on.
 func TestDefaultMessageLimit(t *testing.T) {
 	if acp.DefaultMaxMessageBytes != 64<<20 {
-		t.Fatalf("acp.DefaultMaxMessageBytes = %d, INTERFACE.md says 64 MiB", acp.DefaultMaxMessageBytes)
+		t.Fatalf("acp.DefaultMaxMessageBytes = %d, the documented default is 64 MiB", acp.DefaultMaxMessageBytes)
 	}
 	rec := e2etest.Replay(t, e2etest.Text(nil, []string{"ok"}, "stop"))
 	h := newHarness(t, harnessOpts{replay: rec})

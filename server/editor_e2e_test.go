@@ -100,7 +100,7 @@ const (
 	notePeek     = "The editor has unsaved changes to this file that it cannot save for you: this is the file on disk"
 )
 
-// TestEditorLagE2E (issue 13, item 1): read, then `sed -i` changes the
+// TestEditorLagE2E: read, then `sed -i` changes the
 // disk while the editor's buffer keeps the old text. The edit that
 // follows is refused (it would have written the old text back); the
 // read shows the disk with a note; the edit then applies to the disk's

@@ -15,7 +15,7 @@ import (
 // fsEditor is the editor side of fs/read_text_file and
 // fs/write_text_file: buffers by absolute path, the disk otherwise.
 // A file read without a buffer is opened from disk and, with lag, never
-// reloaded (an editor that has not noticed a change on disk, issue 13).
+// reloaded (an editor that has not noticed a change on disk).
 // A write is reformatted by format (when set) and saved to disk; with
 // lag it replaces the buffer, otherwise the buffer is dropped. writeErr,
 // when set, answers every write.

@@ -544,7 +544,7 @@ func TestAdditionalDirectories(t *testing.T) {
 		t.Errorf("asked %d times (want once, for the read outside): %+v", pc.count(), pc.asked)
 	}
 	// The editor serves reads but not writes: the file tools use the disk
-	// and only compare the editor's text with it (issue 13, item 2), for
+	// and only compare the editor's text with it, for
 	// the read and after the edit of notes.txt; never for the new file or
 	// the file outside every root.
 	mu.Lock()

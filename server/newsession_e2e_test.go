@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
-// TestNewSessionInAnotherProcessE2E (issue 13, item 13): a session
+// TestNewSessionInAnotherProcessE2E: a session
 // created by one agent is on disk when session/new answers, while that
 // agent still runs (holding no lock for it): a second agent on the same
 // state directory (a client that creates sessions in one process and

@@ -50,7 +50,7 @@ func readTurn(t *testing.T, rec, cwd string) (h *harness, pc *permissionClient) 
 	return h, pc
 }
 
-// TestReadPathsE2E (issue 13, item 12): a read of a path that names no
+// TestReadPathsE2E: a read of a path that names no
 // file ("g.md:1-20", a file:// URI) fails and its card ends without a
 // location; a relative path that leads out of the cwd is titled with its
 // absolute path (and the read, outside the project, asks first).

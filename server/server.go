@@ -45,8 +45,8 @@ type Options struct {
 	// that only DeepSeek's API serves read it here). "" is
 	// llm.ProviderOpenAI.
 	Provider llm.Provider
-	// Model is the model name sent with every request (INTERFACE.md
-	// --model); the replay client ignores it.
+	// Model is the model name sent with every request (the --model
+	// flag); the replay client ignores it.
 	Model string
 	// MaxSteps is the number of model requests one prompt turn may make
 	// (--max-steps); <= 0 means agent.DefaultMaxSteps (64).

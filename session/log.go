@@ -203,7 +203,7 @@ func (l *Log) AppendAll(evs []Event) error {
 
 // Create writes the log's file with its header line now, so that the
 // session is listed, and can be loaded by another process, from the
-// moment it exists (issue 13, item 13: a client that creates a session
+// moment it exists (a client may create a session
 // in one process and prompts it from another), and closes it again, so
 // this process holds nothing for a session it may never use; the first
 // Append (or Claim) reopens it and takes the log's Lock. Create itself

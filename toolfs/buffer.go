@@ -11,7 +11,7 @@ import (
 
 // bufferState is how the editor's buffer of a file related to the file on
 // disk at one look through the editor, judged against the agent's
-// previous look (issue 13, item 1). Every look through the editor reads
+// previous look. Every look through the editor reads
 // both, so a change of either side is always seen, in particular one a
 // shell command made since the last look.
 type bufferState uint8

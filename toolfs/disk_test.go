@@ -408,7 +408,7 @@ func TestKillMidWrite(t *testing.T) {
 			t.Fatalf("round %d: torn file: %d bytes, starting %q", round, len(got), got[:min(len(got), 16)])
 		}
 		// The killed write's temporary file stays behind, until the next
-		// write to that directory (issue 12): then it is gone.
+		// write to that directory: then it is gone.
 		if n := countTemp(t, dir); n != 1 {
 			t.Fatalf("round %d: %d temporary files after the kill, want 1", round, n)
 		}

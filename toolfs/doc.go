@@ -1,5 +1,5 @@
 // Package toolfs provides the file tools `read`, `write` and `edit`
-// (dsh-behaviour.md §5.1–5.4 and §7.3, as amended by issue 5): their
+// as the ported harness defines them: their
 // parameters, texts, limits and error codes, the read-before-write policy,
 // and two backends.
 //

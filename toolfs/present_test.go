@@ -35,7 +35,7 @@ func TestReadCallCards(t *testing.T) {
 		t.Errorf("old argument shape: %#v, want the generic fallback", v)
 	}
 	// The result shows the raw text (the reference), but a path that does
-	// not exist loses its location (issue 13, item 12).
+	// not exist loses its location.
 	args := json.RawMessage(`{"file_path":"g.md:1-20"}`)
 	notFound := &tools.ErrorInfo{Name: ErrorName, Code: CodeNotFound}
 	for _, c := range []struct {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The read limits (dsh-behaviour.md §5.1).
+// The read limits: a read returns a window of whole lines.
 const (
 	// MaxLines is the default and largest number of lines one read returns.
 	MaxLines = 2000

@@ -20,7 +20,7 @@ import (
 // (Define tools never use it: Spec.Validate checks them). Linking it has
 // a price at every start, whether or not a raw tool is ever registered:
 // its package init compiles the meta-schemas of five drafts, measured
-// (issue 18, BenchmarkStartup) at about 5 ms of the spawn -> `initialize`
+// (BenchmarkStartup) at about 5 ms of the spawn -> `initialize`
 // time (9-10 ms against 4-5 ms without it; the stdlib-only floor is about
 // 2 ms) and 2.3 MiB of RSS (9.9 against 7.6 MiB). The MCP SDK brings in
 // google/jsonschema-go, which costs almost nothing at start-up but

@@ -1,6 +1,6 @@
 package main
 
-// The benchmarks of issue 18, run through the built binary: start-up
+// The benchmarks run through the built binary: start-up
 // against a stdlib-only floor agent (testdata/floor) and any peer agents
 // found, `session/list` over 1,000 logged sessions, and whole prompt turns
 // of a shell command against the bare command. Each benchmark interleaves
@@ -538,8 +538,7 @@ func turnRun(b *testing.B, command string, terminal bool) (time.Duration, float6
 // command prints 100 MB, 1 GB, or two pieces 5 ms apart, interleaved with
 // the bare command, for a client with live terminals and one without, and
 // reports as medians the turn (turn-ms), the bare command (bare-ms), the
-// difference and ratio, and the agent's peak RSS. Targets (issue 18,
-// item 1): 100 MB ≤ 2× bare, 1 GB ≤ 1.3× bare, two pieces ≤ bare + 5 ms,
+// difference and ratio, and the agent's peak RSS. Targets: 100 MB ≤ 2× bare, 1 GB ≤ 1.3× bare, two pieces ≤ bare + 5 ms,
 // peak RSS ≤ 50 MiB.
 func BenchmarkBashTurn(b *testing.B) {
 	cases := []struct{ name, command string }{

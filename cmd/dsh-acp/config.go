@@ -26,7 +26,7 @@ import (
 var version = "0.1.0-dev"
 
 // config is the program's configuration: flags win over environment
-// variables, which win over the defaults (INTERFACE.md).
+// variables, which win over the defaults.
 type config struct {
 	LogLevel slog.Level
 	BaseURL  string
@@ -112,8 +112,8 @@ type config struct {
 	keySeen func(key string)
 }
 
-// modeList is the session modes' ids (permission.Modes, as INTERFACE.md
-// names them), comma-separated, for the usage and errors.
+// modeList is the session modes' ids (permission.Modes),
+// comma-separated, for the usage and errors.
 func modeList() string {
 	ids := make([]string, 0, len(permission.Modes))
 	for _, m := range permission.Modes {

@@ -20,7 +20,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/server"
 )
 
-// defaultBaseURL is --base-url's default (INTERFACE.md).
+// defaultBaseURL is --base-url's default: DeepSeek's API.
 const defaultBaseURL = "https://api.deepseek.com"
 
 // loginCheckTimeout bounds the `GET /models` that checks a key.

@@ -1,7 +1,8 @@
 // Command dsh-acp serves the Agent Client Protocol on stdin/stdout: an
 // editor such as Zed starts it as a child process and talks JSON-RPC 2.0
-// to it, one message per line. See INTERFACE.md for flags, variables and
-// subcommands (demo, diff, version). The sandbox helper's hidden
+// to it, one message per line. `dsh-acp --help` lists the flags and
+// their variables; the subcommands are demo, diff, login, logout and
+// version. The sandbox helper's hidden
 // subcommand (__sandbox-exec) never reaches main: package
 // sandbox/internal/helper serves it from its init function.
 package main

@@ -71,7 +71,7 @@ func (p *proc) commands(t *testing.T) {
 
 func prompt(text string) []any { return []any{map[string]any{"type": "text", "text": text}} }
 
-// TestTwoProcessesOneStateDir (issue 12): two agents on one state
+// TestTwoProcessesOneStateDir: two agents on one state
 // directory. While A holds a session, B's load and prompt of it fail
 // with -32603 LOG_LOCKED naming A's pid, and A goes on; once A closes
 // it, B loads every turn A made and adds its own; after B is killed

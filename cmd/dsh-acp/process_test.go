@@ -238,7 +238,7 @@ func TestProcessSIGTERM(t *testing.T) {
 	}
 }
 
-// TestVersionAndHelp (issue 13, item 14): `version` and `help` work
+// TestVersionAndHelp: `version` and `help` work
 // like --version and --help; the help asked for goes to stdout and exits
 // 0; a bad flag prints the usage to stderr and exits 2.
 func TestVersionAndHelp(t *testing.T) {

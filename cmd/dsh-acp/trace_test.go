@@ -19,7 +19,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 )
 
-// TestDebugLogAndTrace (issue 13, item 14): through the real binary,
+// TestDebugLogAndTrace: through the real binary,
 // --log-level debug logs one line per ACP message with its direction,
 // kind, method, id and size and nothing of its contents; --trace (here
 // DSH_TRACE) writes every message both ways, in order, with the API key

@@ -1,5 +1,6 @@
 // Package diffcmd implements `dsh-acp diff OLD NEW`: it prints the hunks that
-// edit cards would show between two files as a unified diff (INTERFACE.md).
+// edit cards would show between two files as a unified diff, in GNU
+// diff -U3's format.
 package diffcmd
 
 import (

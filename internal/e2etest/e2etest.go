@@ -38,7 +38,7 @@ const (
 const defaultReasoning = "The answer is ready."
 
 // Text is a response in DeepSeek's exact thinking-mode stream format
-// (reference/deepseek-stream.md section 2): the opening role chunk, one
+// (as recorded from DeepSeek's API): the opening role chunk, one
 // chunk per reasoning piece (`reasoning_content`), one per text piece
 // (`content`), then the closing chunk with finish_reason finish ("stop",
 // "length", ...) and the usage. No reasoning (nil, or only empty

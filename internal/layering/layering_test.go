@@ -29,13 +29,13 @@ type rule struct {
 	external []string
 }
 
-// toolDeps is what a tool package may import: DESIGN.md's "tools, hunks,
+// toolDeps is what a tool package may import: "tools, hunks,
 // permission (paths)". Tools never import acp, bridge or one another.
 var toolDeps = []string{"tools", "hunks", "permission"}
 
-// rules is DESIGN.md's "Packages and what each may import", for the
-// packages that exist. Where a row differs from DESIGN.md, its comment
-// says why: tools also uses golang.org/x/text (the wording of the schema
+// rules is what each package may import, for the packages that exist.
+// Where a row goes beyond the design's first sketch, its comment says
+// why: tools also uses golang.org/x/text (the wording of the schema
 // library's messages), bridge also imports permission. A package missing
 // here fails the test (decide its layer), and so does a row for a
 // package that does not exist.
@@ -73,7 +73,7 @@ var rules = map[string]rule{
 	"agent":   {ours: []string{"llm", "tools", "session"}},
 	"present": {ours: []string{"acp", "session", "tools"}},
 	// The bridge asks the permission questions, so it holds the session's
-	// permission memory and modes (DESIGN.md's row lacks permission); its
+	// permission memory and modes (the first sketch's row lacked permission); its
 	// model and thinking selectors show the endpoint's model list and set
 	// the request's thinking fields (llm's model facts, a leaf package);
 	// it starts the MCP servers the editor names for a session (toolmcp),
@@ -280,7 +280,7 @@ func violations(module string, imports map[string][]string, rules map[string]rul
 	for pkg, imps := range imports {
 		r, ok := rules[pkg]
 		if !ok {
-			out = append(out, pkg+" has no rule in internal/layering/layering_test.go: decide what it may import (DESIGN.md)")
+			out = append(out, pkg+" has no rule in internal/layering/layering_test.go: decide what it may import")
 			continue
 		}
 		for _, imp := range imps {

@@ -1,5 +1,5 @@
 // Package wiretap watches the ACP messages on the agent's pipes, line by
-// line, in one place (issue 13, item 14): with a debug logger it logs each
+// line, in one place: with a debug logger it logs each
 // message's direction, kind, method, id and size, never its contents; with
 // a trace writer it writes each message, its secrets redacted (Redactor),
 // as one JSON line, for bug reports. It wraps the agent's stdin and

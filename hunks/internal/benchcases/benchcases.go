@@ -1,5 +1,5 @@
 // Package benchcases generates the deterministic before/after inputs used to
-// benchmark hunks and `dsh-acp diff` against GNU diff (go-deps.md §4.3):
+// benchmark hunks and `dsh-acp diff` against GNU diff:
 // code-like lines, about 25% boilerplate (closing braces, blank lines,
 // `return nil`, …) and the rest unique. The same name always gives the same
 // bytes.
