@@ -6,7 +6,6 @@ import (
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/session"
-	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 var (
@@ -29,14 +28,8 @@ func (b *Bridge) ArchiveSession(_ context.Context, p acp.ArchiveSessionRequest) 
 		return acp.ArchiveSessionResponse{}, acp.InvalidParams("Invalid params: session %s is being opened or forked; archive it after that", p.SessionID)
 	}
 	defer b.loads.release(p.SessionID)
-	b.mu.Lock()
-	s := b.sessions[p.SessionID]
-	delete(b.sessions, p.SessionID)
-	b.mu.Unlock()
+	s := b.detach(p.SessionID)
 	if s != nil {
-		s.cancelTurn()
-		s.cancelTitle()
-		tools.CloseSession(s.agent.Tools)
 		b.releaseIfIdle(s)
 	}
 	return acp.ArchiveSessionResponse{}, b.markArchived(p.SessionID, true, s != nil)

@@ -132,14 +132,8 @@ func (b *Bridge) DeleteSession(ctx context.Context, p acp.DeleteSessionRequest) 
 		return acp.DeleteSessionResponse{}, acp.InvalidParams("Invalid params: session %s is being opened or forked; delete it after that", p.SessionID)
 	}
 	defer b.loads.release(p.SessionID)
-	b.mu.Lock()
-	s := b.sessions[p.SessionID]
-	delete(b.sessions, p.SessionID)
-	b.mu.Unlock()
+	s := b.detach(p.SessionID)
 	if s != nil {
-		s.cancelTurn()
-		s.cancelTitle()
-		tools.CloseSession(s.agent.Tools)
 		if err := s.agent.Store.Close(); err != nil {
 			b.log.Warn("could not close the log of a session being deleted", "session", s.id, "err", err)
 		}

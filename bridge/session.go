@@ -146,19 +146,31 @@ func (b *Bridge) session(id string) *liveSession {
 // cancelled, its tool state (background commands) closed and its log
 // released; it can be loaded or resumed again.
 func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
-	b.mu.Lock()
-	s := b.sessions[p.SessionID]
-	delete(b.sessions, p.SessionID)
-	b.mu.Unlock()
+	s := b.detach(p.SessionID)
 	if s == nil {
 		return acp.CloseSessionResponse{}, b.unknownSession(p.SessionID)
 	}
-	s.cancelTurn()
-	s.cancelTitle()
-	b.subs.forget(s.id)
-	tools.CloseSession(s.agent.Tools)
 	b.releaseIfIdle(s)
 	return acp.CloseSessionResponse{}, nil
+}
+
+// detach takes session id out of the table and stops its work: the
+// running turn (and the prompts waiting behind it) cancelled, a title
+// request cancelled, its children forgotten, its tools closed (background
+// commands and MCP servers stopped). It returns the session, nil when it
+// is not open here. Close, archive and delete share it.
+func (b *Bridge) detach(id string) *liveSession {
+	b.mu.Lock()
+	s := b.sessions[id]
+	delete(b.sessions, id)
+	b.mu.Unlock()
+	if s != nil {
+		s.cancelTurn()
+		s.cancelTitle()
+		b.subs.forget(s.id)
+		tools.CloseSession(s.agent.Tools)
+	}
+	return s
 }
 
 // notHere is the error for a session id this process does not have open:
