@@ -3,8 +3,6 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 )
@@ -24,37 +22,13 @@ type Balance struct {
 // Errors are *Error values as for the other requests (NO_API_KEY, AUTH,
 // HTTP_<status>, CONNECTION, MALFORMED_RESPONSE for another body).
 func (h HTTP) Balance(ctx context.Context) ([]Balance, error) {
-	h, err := h.withKey()
-	if err != nil {
-		return nil, err
-	}
 	origin, err := Origin(h.baseURL())
 	if err != nil {
 		return nil, &Error{Code: CodeConfig, Message: err.Error(), Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/user/balance", nil)
+	body, err := h.get(ctx, origin+"/user/balance", "balance", 1<<20)
 	if err != nil {
-		return nil, &Error{Code: CodeConfig, Message: "invalid base URL: " + err.Error(), Err: err}
-	}
-	req.Header.Set("Authorization", "Bearer "+h.APIKey)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", h.userAgent())
-	resp, err := h.client().Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, cancelled(ctx)
-		}
-		return nil, &Error{Code: CodeConnection, Err: err, Message: h.redact("cannot reach the balance endpoint: " + err.Error())}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, &Error{Code: CodeConnection, Err: err, Message: "reading the balance: " + err.Error()}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := httpError(resp.StatusCode, body)
-		e.Message = h.redact(e.Message)
-		return nil, e
+		return nil, err
 	}
 	return parseBalance(body)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,14 +49,25 @@ const modelsBodyLimit = 4 << 20
 // answer came; MALFORMED_RESPONSE for a body that is not that shape,
 // over 4 MiB, or lists no model; CANCELLED when ctx ends.
 func (h HTTP) ListModels(ctx context.Context) ([]ModelInfo, error) {
+	body, err := h.get(ctx, strings.TrimRight(h.baseURL(), "/")+"/models", "model list", modelsBodyLimit)
+	if err != nil {
+		return nil, err
+	}
+	return parseModels(body)
+}
+
+// get sends `GET url` with the key and returns the body of a 2xx answer,
+// at most limit bytes (a larger body is MALFORMED_RESPONSE). what names
+// the answer in errors ("model list"). Errors: NO_API_KEY, CONFIG for a
+// bad URL, CONNECTION, HTTP_<status> (AUTH for 401/403), the context's.
+func (h HTTP) get(ctx context.Context, url, what string, limit int) ([]byte, error) {
 	h, err := h.withKey()
 	if err != nil {
 		return nil, err
 	}
-	url := strings.TrimRight(h.baseURL(), "/") + "/models"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, &Error{Code: CodeConfig, Message: "invalid model base URL: " + err.Error(), Err: err}
+		return nil, &Error{Code: CodeConfig, Message: "invalid base URL: " + err.Error(), Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+h.APIKey)
 	req.Header.Set("Accept", "application/json")
@@ -65,25 +77,25 @@ func (h HTTP) ListModels(ctx context.Context) ([]ModelInfo, error) {
 		if ctx.Err() != nil {
 			return nil, cancelled(ctx)
 		}
-		return nil, &Error{Code: CodeConnection, Err: err, Message: h.redact("cannot reach the model endpoint: " + err.Error())}
+		return nil, &Error{Code: CodeConnection, Err: err, Message: h.redact("cannot get the " + what + ": " + err.Error())}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, modelsBodyLimit+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, cancelled(ctx)
 		}
-		return nil, &Error{Code: CodeConnection, Err: err, Message: "reading the model list: " + err.Error()}
+		return nil, &Error{Code: CodeConnection, Err: err, Message: "reading the " + what + ": " + err.Error()}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := httpError(resp.StatusCode, body)
 		e.Message = h.redact(e.Message)
 		return nil, e
 	}
-	if len(body) > modelsBodyLimit {
-		return nil, &Error{Code: CodeMalformed, Message: "the model list is larger than 4 MiB"}
+	if len(body) > limit {
+		return nil, &Error{Code: CodeMalformed, Message: fmt.Sprintf("the %s is larger than %d MiB", what, limit>>20)}
 	}
-	return parseModels(body)
+	return body, nil
 }
 
 // parseModels reads an OpenAI-style model list.
