@@ -42,9 +42,81 @@ func (t *turnRun) arguments(sc *streamCall, piece string) {
 	}
 }
 
-// doStep makes one model request and runs the tool calls it asks for. It
-// reports whether the turn goes on with another step.
+// doStep makes one model step: the request, the streamed answer, the
+// finish reason, then the tool calls it asks for. It reports whether the
+// turn goes on with another step.
 func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
+	req, model := t.request()
+	st := &stepStream{t: t, ids: map[int]string{}, names: map[int]string{}, byIndex: map[int]*streamCall{}}
+	resp, err := t.a.cfg.Client.Stream(ctx, req, st.delta)
+	if err != nil {
+		// Keep what was streamed: the text stays in the history.
+		t.emit(session.AssistantMessage{Turn: t.turn, Step: t.step, Text: st.text.String(), Reasoning: st.reasoning.String()})
+		if ctx.Err() != nil {
+			return t.cancelled(), false
+		}
+		t.closeOpen(false, "the model request failed")
+		return Outcome{Err: stepError(err, model)}, false
+	}
+	msg := session.AssistantMessage{Turn: t.turn, Step: t.step, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason}
+	if resp.Usage != nil {
+		msg.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
+	}
+	calls := t.pairCalls(resp.ToolCalls, st.ids, st.names)
+	if rule, ok := finishRules[resp.FinishReason]; ok {
+		t.emitMessage(msg, model, resp.Usage)
+		t.closeOpen(false, rule.why)
+		if rule.note != "" {
+			t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: rule.note})
+		}
+		return rule.outcome(), false
+	}
+	switch resp.FinishReason {
+	case "stop", "tool_calls", "":
+	default:
+		t.a.cfg.Log.Warn("agent: unknown finish_reason, ending the turn", "finish_reason", resp.FinishReason)
+		if len(calls) == 0 {
+			t.emitMessage(msg, model, resp.Usage)
+			return Outcome{StopReason: session.EndTurn}, false
+		}
+	}
+	msg.ToolCalls = calls
+	t.emitMessage(msg, model, resp.Usage)
+	if len(calls) == 0 {
+		t.closeOpen(false, "the model did not finish the call")
+		return Outcome{StopReason: session.EndTurn}, false
+	}
+	return t.runCalls(ctx, calls)
+}
+
+// finishRule is how a step ends for a finish reason that ends the turn
+// at once: why the calls still open are closed, a note added to the
+// answer ("" for none), and the turn's outcome.
+type finishRule struct {
+	why, note string
+	outcome   func() Outcome
+}
+
+// finishRules are the finish reasons that end the turn at once; "stop",
+// "tool_calls" and "" go on to the calls, any other ends the turn after
+// a log line (running calls the model completed).
+var finishRules = map[string]finishRule{
+	"length": {why: "the answer hit the output token limit before the call was complete",
+		outcome: func() Outcome { return Outcome{StopReason: session.EndMaxTokens} }},
+	"content_filter": {why: "the provider's content filter stopped the answer",
+		note:    "\n\n[The model provider's content filter stopped this answer.]",
+		outcome: func() Outcome { return Outcome{StopReason: session.EndTurn} }},
+	"insufficient_system_resource": {why: "the model service is overloaded",
+		outcome: func() Outcome {
+			return Outcome{Err: &TurnError{Message: "The model service is overloaded (insufficient_system_resource); try again later.", Reason: "INSUFFICIENT_SYSTEM_RESOURCE"}}
+		}},
+}
+
+// request builds the step's model request (the session's model and
+// thinking, the system prompt, the history, the tools the model is
+// shown) and returns it with the model's name.
+func (t *turnRun) request() (llm.Request, string) {
 	cfg := t.a.cfg
 	st := t.s.Settings()
 	model := st.Model
@@ -63,81 +135,53 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		}
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: sc.Name, Description: sc.Description, Parameters: sc.Parameters, Strict: sc.Strict})
 	}
-	ids := map[int]string{}
-	names := map[int]string{}
-	byIndex := map[int]*streamCall{}
-	var text, reasoning strings.Builder
-	resp, err := cfg.Client.Stream(ctx, req, func(d llm.Delta) {
-		switch d.Kind {
-		case llm.DeltaReasoning:
-			reasoning.WriteString(d.Text)
-			t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkReasoning, Text: d.Text})
-		case llm.DeltaText:
-			text.WriteString(d.Text)
-			t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: d.Text})
-		case llm.DeltaToolCall:
-			if _, seen := ids[d.Index]; seen {
-				return
-			}
-			id := t.s.claimID(d.ID)
-			ids[d.Index], names[d.Index] = id, d.Name
-			sc := &streamCall{id: id, name: d.Name}
-			byIndex[d.Index], t.streamed[id] = sc, sc
-			t.open[id] = true
-			t.order = append(t.order, id)
-			t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
-		case llm.DeltaToolArgs:
-			if sc := byIndex[d.Index]; sc != nil {
-				t.arguments(sc, d.Text)
-			}
+	return req, model
+}
+
+// stepStream is what one step's stream has given so far: the text and
+// reasoning (kept for a request that fails midway), and the calls by the
+// model's index with the ids given them.
+type stepStream struct {
+	t               *turnRun
+	ids, names      map[int]string
+	byIndex         map[int]*streamCall
+	text, reasoning strings.Builder
+}
+
+// delta handles one piece of the stream: chunks of text and reasoning
+// go out as they come, a call is announced at its first fragment and its
+// arguments are scanned as they stream.
+func (st *stepStream) delta(d llm.Delta) {
+	t := st.t
+	switch d.Kind {
+	case llm.DeltaReasoning:
+		st.reasoning.WriteString(d.Text)
+		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkReasoning, Text: d.Text})
+	case llm.DeltaText:
+		st.text.WriteString(d.Text)
+		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: d.Text})
+	case llm.DeltaToolCall:
+		if _, seen := st.ids[d.Index]; seen {
+			return
 		}
-	})
-	if err != nil {
-		// Keep what was streamed: the text stays in the history.
-		t.emit(session.AssistantMessage{Turn: t.turn, Step: t.step, Text: text.String(), Reasoning: reasoning.String()})
-		if ctx.Err() != nil {
-			return t.cancelled(), false
-		}
-		t.closeOpen(false, "the model request failed")
-		return Outcome{Err: stepError(err, model)}, false
-	}
-	msg := session.AssistantMessage{Turn: t.turn, Step: t.step, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason}
-	if resp.Usage != nil {
-		msg.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
-	}
-	calls := t.pairCalls(resp.ToolCalls, ids, names)
-	switch resp.FinishReason {
-	case "length":
-		t.emitMessage(msg, model, resp.Usage)
-		t.closeOpen(false, "the answer hit the output token limit before the call was complete")
-		return Outcome{StopReason: session.EndMaxTokens}, false
-	case "content_filter":
-		t.emitMessage(msg, model, resp.Usage)
-		t.closeOpen(false, "the provider's content filter stopped the answer")
-		note := "\n\n[The model provider's content filter stopped this answer.]"
-		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: note})
-		return Outcome{StopReason: session.EndTurn}, false
-	case "insufficient_system_resource":
-		t.emitMessage(msg, model, resp.Usage)
-		t.closeOpen(false, "the model service is overloaded")
-		return Outcome{Err: &TurnError{Message: "The model service is overloaded (insufficient_system_resource); try again later.", Reason: "INSUFFICIENT_SYSTEM_RESOURCE"}}, false
-	case "stop", "tool_calls", "":
-	default:
-		t.a.cfg.Log.Warn("agent: unknown finish_reason, ending the turn", "finish_reason", resp.FinishReason)
-		if len(calls) == 0 {
-			t.emitMessage(msg, model, resp.Usage)
-			return Outcome{StopReason: session.EndTurn}, false
+		id := t.s.claimID(d.ID)
+		st.ids[d.Index], st.names[d.Index] = id, d.Name
+		sc := &streamCall{id: id, name: d.Name}
+		st.byIndex[d.Index], t.streamed[id] = sc, sc
+		t.open[id] = true
+		t.order = append(t.order, id)
+		t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
+	case llm.DeltaToolArgs:
+		if sc := st.byIndex[d.Index]; sc != nil {
+			t.arguments(sc, d.Text)
 		}
 	}
-	msg.ToolCalls = calls
-	t.emitMessage(msg, model, resp.Usage)
-	if len(calls) == 0 {
-		t.closeOpen(false, "the model did not finish the call")
-		return Outcome{StopReason: session.EndTurn}, false
-	}
-	// The calls run in the model's order; a run of consecutive
-	// concurrency-safe calls runs at once (see runParallel).
+}
+
+// runCalls runs the step's calls in the model's order; a run of
+// consecutive concurrency-safe calls runs at once (see runParallel). It
+// reports whether the turn goes on.
+func (t *turnRun) runCalls(ctx context.Context, calls []session.ToolCallRef) (Outcome, bool) {
 	for i := 0; i < len(calls); {
 		if ctx.Err() != nil {
 			t.notRun(calls[i:])
