@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,9 +208,6 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // printed below, where it belongs
 	v := defineFlags(fs, &c, get)
-	logLevel, maxSteps, lineBase := v.logLevel, v.maxSteps, v.lineBase
-	sandboxMode, sandboxNet, maxMessage, mcpWait, idle, contextWindow, images := v.sandboxMode, v.sandboxNet, v.maxMessage, v.mcpWait, v.idle, v.contextWindow, v.images
-	titles, compactAt := v.titles, v.compactAt
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -228,108 +224,9 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	} else if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (run 'dsh-acp --help' for the commands and flags)", fs.Arg(0))
 	}
-	switch strings.ToLower(*logLevel) {
-	case "debug", "info", "warn", "error":
-		_ = c.LogLevel.UnmarshalText([]byte(*logLevel))
-	default:
-		return c, fmt.Errorf("--log-level (or DSH_LOG_LEVEL) must be debug, info, warn or error, got %q", *logLevel)
-	}
-	n, err := strconv.Atoi(*maxSteps)
-	if err != nil || n < 1 {
-		return c, fmt.Errorf("--max-steps (or DSH_MAX_STEPS) must be a positive integer, got %q", *maxSteps)
-	}
-	c.MaxSteps = n
-	if c.SubagentDepth, err = strconv.Atoi(*v.subagentDepth); err != nil || c.SubagentDepth < 1 {
-		return c, fmt.Errorf("--subagent-depth (or DSH_SUBAGENT_DEPTH) must be a positive integer, got %q", *v.subagentDepth)
-	}
-	if !permission.ValidMode(c.Mode) {
-		return c, fmt.Errorf("--mode (or DSH_MODE) must be one of %s, got %q", modeList(), c.Mode)
-	}
-	if c.Sandbox.Mode, err = sandbox.ParseMode(*sandboxMode); err != nil {
-		return c, fmt.Errorf("--sandbox (or DSH_SANDBOX) must be workspace-write, read-only or off, got %q", *sandboxMode)
-	}
-	switch *sandboxNet {
-	case "allow":
-	case "deny":
-		c.Sandbox.DenyNetwork = true
-	default:
-		return c, fmt.Errorf("--sandbox-network (or DSH_SANDBOX_NETWORK) must be allow or deny, got %q", *sandboxNet)
-	}
-	switch *lineBase {
-	case "":
-	case "0", "1":
-		c.LocationLineBase = int((*lineBase)[0] - '0')
-	default:
-		return c, fmt.Errorf("--location-line-base (or DSH_LOCATION_LINE_BASE) must be 0 or 1, got %q", *lineBase)
-	}
-	if c.MaxMessageBytes, err = parseSize(*maxMessage); err != nil || c.MaxMessageBytes < 1024 {
-		return c, fmt.Errorf("--max-message-size (or DSH_MAX_MESSAGE_SIZE) must be a size of at least 1KiB (e.g. 64MiB), got %q", *maxMessage)
-	}
-	if c.SpillMax, err = parseSize(*v.maxSpill); err != nil || c.SpillMax < 0 {
-		return c, fmt.Errorf("--max-spill-size (or DSH_MAX_SPILL_SIZE) must be a size (e.g. 64MiB) or 0, got %q", *v.maxSpill)
-	}
-	if c.SpillMax == 0 {
-		c.SpillMax = -1 // toolbash.Options: no limit
-	}
-	if c.ModelIdleTimeout, err = parseTimeout(*idle); err != nil {
-		return c, fmt.Errorf("--model-idle-timeout (or DSH_MODEL_IDLE_TIMEOUT) must be a duration (e.g. 120s, 5m) or 0, got %q", *idle)
-	}
-	if c.MCPWait, err = parseTimeout(*mcpWait); err != nil {
-		return c, fmt.Errorf("--mcp-wait (or DSH_MCP_WAIT) must be a duration (e.g. 2s) or 0, got %q", *mcpWait)
-	}
-	if c.ImageModels, err = llm.ParseImageModels(*images); err != nil {
-		return c, fmt.Errorf("--model-images (or DSH_MODEL_IMAGES) must be model names separated by commas, or *: %v", err)
-	}
-	switch *titles {
-	case "on":
-		c.Titles = c.Replay == "" && c.Record == ""
-	case "off":
-	default:
-		return c, fmt.Errorf("--titles (or DSH_TITLES) must be on or off, got %q", *titles)
-	}
-	pct, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(*compactAt), "%"))
-	if err != nil || pct < 0 || pct > 100 {
-		return c, fmt.Errorf("--compact-threshold (or DSH_COMPACT_THRESHOLD) must be a percentage from 0 (off) to 100, got %q", *compactAt)
-	}
-	c.CompactAt = float64(pct) / 100
-	if c.PromptQueue, err = strconv.Atoi(*v.promptQueue); err != nil || c.PromptQueue < 1 {
-		return c, fmt.Errorf("--prompt-queue (or DSH_PROMPT_QUEUE) must be a positive integer, got %q", *v.promptQueue)
-	}
-	if err := parseWeb(&c, *v.webAllowPrivate); err != nil {
-		return c, err
-	}
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, fmt.Errorf("--base-url (or DSH_BASE_URL) must be an http(s) URL, got %q", c.BaseURL)
-	}
-	if c.Thinking != "" && !server.ValidThinking(c.Thinking) {
-		return c, fmt.Errorf("--thinking (or DSH_THINKING) must be one of %s, got %q", strings.Join(server.ThinkingLevels(), ", "), c.Thinking)
-	}
-	if *contextWindow != "" {
-		n, err := strconv.Atoi(*contextWindow)
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("--context-window (or DSH_CONTEXT_WINDOW) must be a positive number of tokens, got %q", *contextWindow)
-		}
-		c.ContextWindow = n
-	}
-	if c.LowBalance, err = parseLowBalance(*v.lowBalance); err != nil {
-		return c, fmt.Errorf("--low-balance (or DSH_LOW_BALANCE) must be amounts with their currency, such as \"1 USD, 5 CNY\", or off: %v", err)
-	}
-	if c.Provider, err = llm.ParseProvider(*v.provider, c.BaseURL); err != nil {
-		return c, fmt.Errorf("--provider (or DSH_PROVIDER) must be deepseek or openai, got %q", *v.provider)
-	}
-	if c.Provider.DeepSeek() {
-		c.Catalog = llm.DeepSeek()
-	}
-	if c.Prices != "" {
-		file, err := llm.LoadCatalog(c.Prices)
-		if err != nil {
-			return c, fmt.Errorf("--prices (or DSH_PRICES): %w", err)
-		}
-		c.Catalog = c.Catalog.Merge(file)
-	}
-	if c.Replay != "" {
-		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {
-			return c, fmt.Errorf("--replay (or DSH_REPLAY) must be a directory of NNN.sse files: %q is not one", c.Replay)
+	for _, check := range []func(*config, flagValues) error{checkLogging, checkSession, checkSandbox, checkLimits, checkModel} {
+		if err := check(&c, v); err != nil {
+			return c, err
 		}
 	}
 	c.APIKey = get("DSH_API_KEY", get("DEEPSEEK_API_KEY", ""))
@@ -424,31 +321,6 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // errReported is a flag error the flag package has already printed.
 var errReported = errors.New("invalid flags")
-
-// parseLowBalance reads a --low-balance value: amounts with a
-// three-letter currency code ("1 USD, 5 CNY", "2.5USD"), or "0", "off"
-// or "" for none.
-func parseLowBalance(v string) (map[string]float64, error) {
-	v = strings.TrimSpace(v)
-	if v == "" || v == "0" || strings.EqualFold(v, "off") {
-		return nil, nil
-	}
-	out := map[string]float64{}
-	for _, part := range strings.Split(v, ",") {
-		part = strings.TrimSpace(part)
-		i := strings.IndexFunc(part, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-		if i <= 0 {
-			return nil, fmt.Errorf("%q has no amount", part)
-		}
-		n, err := strconv.ParseFloat(part[:i], 64)
-		cur := strings.ToUpper(strings.TrimSpace(part[i:]))
-		if err != nil || n < 0 || len(cur) != 3 || strings.ContainsFunc(cur, func(r rune) bool { return r < 'A' || r > 'Z' }) {
-			return nil, fmt.Errorf("%q is not an amount and a currency code", part)
-		}
-		out[cur] = n
-	}
-	return out, nil
-}
 
 // splitNames splits a comma-separated list, dropping empty entries and
 // the spaces around names.
