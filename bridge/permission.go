@@ -158,24 +158,14 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 		return next(ctx, ex)
 	}
 	c := p.call(ex.Name, ex.Args)
-	d, why := p.mem.Decide(p.rulesMode(), c)
-	switch d {
-	case permission.Allow:
-		return runPreviewed(ctx, tool, ex, next)
-	case permission.Refuse:
-		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
-	case permission.Ask:
-		// Asked below, one question at a time.
+	if r, done := p.decided(ctx, tool, ex, next, c); done {
+		return r
 	}
 	p.ask.Lock()
 	defer p.ask.Unlock()
 	// The answer to an earlier request may cover this call now.
-	switch d, why := p.mem.Decide(p.rulesMode(), c); d {
-	case permission.Allow:
-		return runPreviewed(ctx, tool, ex, next)
-	case permission.Refuse:
-		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why})
-	case permission.Ask:
+	if r, done := p.decided(ctx, tool, ex, next, c); done {
+		return r
 	}
 	var preview tools.ToolCallView
 	if tool.Preview != nil {
@@ -193,12 +183,29 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	}
 	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
 	explain(&card, p.rulesMode(), c, p.mem.CommandNotes(c))
-	if c.Class == tools.ClassNetwork && c.Host != "" {
-		// The title is the full URL; say what an "always" covers.
-		card.Content = append(card.Content, acp.TextContent("Sends a request to "+c.Host+`; "Always allow" allows `+ex.Name+" to reach this host for the rest of the session."))
+	return b.ask(ctx, p, ex, next, c, card)
+}
+
+// decided runs or refuses a call the session's rules decide without
+// asking (done true), or reports that the user must be asked.
+func (p *permState) decided(ctx context.Context, tool tools.Tool, ex *tools.Exec, next tools.Next, c permission.Call) (tools.Result, bool) {
+	d, why := p.mem.Decide(p.rulesMode(), c)
+	switch d {
+	case permission.Allow:
+		return runPreviewed(ctx, tool, ex, next), true
+	case permission.Refuse:
+		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why}), true
+	case permission.Ask:
 	}
-	// A subagent's call asks on the child's session (or names the child
-	// on the parent's) and a cancel there ends that child only.
+	return tools.Result{}, false
+}
+
+// ask puts card to the user (on the child's session for a subagent's
+// call, or naming the child on the parent's) and acts on the answer: run,
+// reject, remember, or end the turn when the request was cancelled. An
+// "always" answer also decides the other waiting requests it covers.
+func (b *Bridge) ask(ctx context.Context, p *permState, ex *tools.Exec, next tools.Next, c permission.Call, card acp.ToolCallUpdate) tools.Result {
+	// A cancel of a child's request ends that child only.
 	sid, cancelTurn, answered := p.s.id, p.s.cancelTurn, func() {}
 	if child := childOf(ex.Session); child != nil {
 		var wait func() func()

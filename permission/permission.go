@@ -420,6 +420,10 @@ func Explain(mode string, c Call) []Note {
 	if mode == ModeBypass || unasked(c.Class) {
 		return out
 	}
+	if c.Class == tools.ClassNetwork && c.Host != "" {
+		// The title is the full URL; say what an "always" covers.
+		out = append(out, Note{Text: "Sends a request to " + c.Host + `; "Always allow" allows ` + c.Tool + " to reach this host for the rest of the session."})
+	}
 	for _, p := range c.Paths {
 		if p == "" {
 			continue
