@@ -111,43 +111,11 @@ func NewPresenter(v View, t ToolLookup) *Presenter {
 func (p *Presenter) Updates(ev session.Event) []acp.Update {
 	switch d := ev.Data.(type) {
 	case session.AssistantChunk:
-		if d.Text == "" {
-			return nil
-		}
-		id := session.AssistantMessageID(d.Turn, d.Step)
-		if d.Kind == session.ChunkReasoning {
-			return []acp.Update{acp.AgentThoughtChunk{Content: acp.TextBlock(d.Text), MessageID: id}}
-		}
-		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(d.Text), MessageID: id}}
+		return chunkUpdates(d)
 	case session.AssistantMessage:
-		if !p.view.Replay {
-			return nil
-		}
-		var out []acp.Update
-		id := session.AssistantMessageID(d.Turn, d.Step)
-		if d.Reasoning != "" {
-			out = append(out, acp.AgentThoughtChunk{Content: acp.TextBlock(d.Reasoning), MessageID: id})
-		}
-		if d.Text != "" {
-			out = append(out, acp.AgentMessageChunk{Content: acp.TextBlock(d.Text), MessageID: id})
-		}
-		return out
+		return p.messageUpdates(d)
 	case session.UserMessage:
-		// The editor shows the prompt it sent; a steering message is
-		// echoed live where the turn took it.
-		if !p.view.Replay && d.Steer == 0 {
-			return nil
-		}
-		var out []acp.Update
-		id := d.ID()
-		for _, c := range d.Shown() {
-			block := acp.TextBlock(c.Text)
-			if c.Type == tools.ContentImage {
-				block = acp.ContentBlock{Type: acp.BlockImage, Data: c.Data, MimeType: c.MimeType}
-			}
-			out = append(out, acp.UserMessageChunk{Content: block, MessageID: id})
-		}
-		return out
+		return p.userUpdates(d)
 	case session.Notice:
 		return []acp.Update{acp.Notice{Severity: d.Severity, Title: d.Title, Description: d.Description}}
 	case session.StepStart:
@@ -175,11 +143,7 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		// presents them with a presenter of the child's), never here.
 		return nil
 	case session.Plan:
-		entries := make([]acp.PlanEntry, 0, len(d.Entries))
-		for _, e := range d.Entries {
-			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: "medium", Status: e.Status})
-		}
-		return []acp.Update{acp.Plan{Entries: entries}}
+		return planUpdates(d)
 	case session.ToolResult:
 		return p.toolResult(d)
 	case session.Title:
@@ -200,11 +164,7 @@ func (p *Presenter) Updates(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{acp.CurrentModeUpdate{CurrentModeID: d.ModeID}}
 	case session.ContextUsage:
-		u := acp.UsageUpdate{Used: uint64(max(d.Used, 0)), Size: uint64(max(d.Size, 0)), Meta: usageMeta(d)}
-		if d.Cost != nil {
-			u.Cost = &acp.Cost{Amount: d.Cost.Amount, Currency: d.Cost.Currency}
-		}
-		return []acp.Update{u}
+		return usageUpdates(d)
 	case session.TurnChanges:
 		return p.turnChanges(d)
 	case session.TurnUndone:
