@@ -119,6 +119,107 @@ func waitRunning(t *testing.T, h *harness) {
 	})
 }
 
+// overlap is a session whose first prompt's turn still runs when more
+// prompts arrive: the model and the bodies of its requests, the running
+// prompt's answer channel, and the later prompts' channels in the order
+// they were sent.
+type overlap struct {
+	h     *harness
+	sid   string
+	f     *fakeModel
+	mb    *modelBodies
+	first <-chan acpclient.Message
+	later []<-chan acpclient.Message
+}
+
+// promptsDuringCommand sends "run it" to a model that runs gatedBash and
+// then answers answer; once the command's card is in progress it sends
+// texts (each with meta), waits until the agent has read them, checks
+// that no prompt has answered yet and releases the command. o shapes the
+// harness; its model is set here.
+func promptsDuringCommand(t *testing.T, o harnessOpts, answer string, meta map[string]any, texts ...string) *overlap {
+	t.Helper()
+	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{answer}, "stop"))
+	o.model = f.client("k")
+	v := startOverlap(t, o, f, mb, "run it", func(h *harness) { waitRunning(t, h) }, meta, texts)
+	notAnswered(t, v.first, "the running prompt")
+	for i, ch := range v.later {
+		notAnswered(t, ch, fmt.Sprintf("later prompt %d", i+1))
+	}
+	if err := os.WriteFile(filepath.Join(v.h.cwd, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// promptsDuringFinalText sends "zero" to heldModel; once the held text
+// "on" has streamed it sends texts (each with meta), waits until the
+// agent has read them and lets the text end. o shapes the harness; its
+// model is set here.
+func promptsDuringFinalText(t *testing.T, o harnessOpts, meta map[string]any, texts ...string) *overlap {
+	t.Helper()
+	release := make(chan struct{})
+	f, mb := heldModel(t, release)
+	o.model = f.client("k")
+	v := startOverlap(t, o, f, mb, "zero", func(h *harness) {
+		waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
+	}, meta, texts)
+	close(release)
+	return v
+}
+
+// startOverlap starts a session on a harness made from o, sends first,
+// calls running (which returns once that turn is where the test wants
+// it), then sends texts with meta and waits until the agent has read
+// them.
+func startOverlap(t *testing.T, o harnessOpts, f *fakeModel, mb *modelBodies, first string, running func(*harness), meta map[string]any, texts []string) *overlap {
+	t.Helper()
+	h := newHarness(t, o)
+	v := &overlap{h: h, sid: h.start(harnessOpts{}), f: f, mb: mb}
+	v.first = sendPrompt(t, h, v.sid, first, nil)
+	running(h)
+	for _, text := range texts {
+		v.later = append(v.later, sendPrompt(t, h, v.sid, text, meta))
+	}
+	readBarrier(t, h)
+	return v
+}
+
+// wantAnswers checks that the running prompt answers first and each
+// later prompt the matching reason of later, then that the model was
+// asked exactly requests times.
+func (v *overlap) wantAnswers(t *testing.T, requests int, first acp.StopReason, later ...acp.StopReason) {
+	t.Helper()
+	if len(later) != len(v.later) {
+		t.Fatalf("%d reasons for %d later prompts", len(later), len(v.later))
+	}
+	if r := stopReasonOf(t, v.first); r != first {
+		t.Errorf("first prompt: %s, want %s", r, first)
+	}
+	for i, ch := range v.later {
+		if r := stopReasonOf(t, ch); r != later[i] {
+			t.Errorf("later prompt %d: %s, want %s", i+1, r, later[i])
+		}
+	}
+	if n := v.f.requests(); n != requests {
+		t.Fatalf("model requests = %d, want %d", n, requests)
+	}
+}
+
+// requestTail is model request n's last two chat messages: the one
+// before the last, and the last.
+func (v *overlap) requestTail(t *testing.T, n int) (prev, last map[string]any) {
+	t.Helper()
+	msgs := messagesOf(t, v.mb.body(n))
+	if len(msgs) < 2 {
+		t.Fatalf("request %d has %d messages, want 2 or more", n, len(msgs))
+	}
+	return msgs[len(msgs)-2], msgs[len(msgs)-1]
+}
+
+// steering is the _meta of a prompt that joins the running turn.
+var steering = map[string]any{"steering": true}
+
 // TestQueuedPromptE2E: a prompt sent while a command runs is accepted;
 // the command finishes (nothing cancelled), the first turn ends with
 // end_turn instead of asking the model again, its card final before its
@@ -126,37 +227,17 @@ func waitRunning(t *testing.T, h *harness) {
 // followed by the new message.
 func TestQueuedPromptE2E(t *testing.T) {
 	t.Parallel()
-	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Second done."}, "stop"))
-	h := newHarness(t, harnessOpts{model: f.client("k")})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "run it", nil)
-	waitRunning(t, h)
-	second := sendPrompt(t, h, sid, "also fix the tests", nil)
-	readBarrier(t, h)
-	notAnswered(t, first, "the running prompt")
-	notAnswered(t, second, "the queued prompt")
-	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Errorf("first prompt: %s, want end_turn", r)
-	}
-	if r := stopReasonOf(t, second); r != acp.StopEndTurn {
-		t.Errorf("second prompt: %s, want end_turn", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2 (one per turn)", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+	v := promptsDuringCommand(t, harnessOpts{}, "Second done.", nil, "also fix the tests")
+	v.wantAnswers(t, 2, acp.StopEndTurn, acp.StopEndTurn)
+	prev, last := v.requestTail(t, 2)
 	if last["role"] != "user" || messageText(last) != "also fix the tests" {
 		t.Errorf("second turn's request ends with %v, want the new prompt", last)
 	}
 	if prev["role"] != "tool" || !strings.Contains(messageText(prev), "finished") {
 		t.Errorf("before the new prompt: %v, want the command's finished result", prev)
 	}
-	final := agentLineIndex(h, `"tool_call_update"`, `"status":"completed"`)
-	answer := agentLineIndex(h, `"stopReason":"end_turn"`)
+	final := agentLineIndex(v.h, `"tool_call_update"`, `"status":"completed"`)
+	answer := agentLineIndex(v.h, `"stopReason":"end_turn"`)
 	if final < 0 || answer < 0 || final > answer {
 		t.Errorf("the card's final update (line %d) must come before the first answer (line %d)", final, answer)
 	}
@@ -196,32 +277,10 @@ func heldModel(t *testing.T, release <-chan struct{}) (*fakeModel, *modelBodies)
 // the earlier answers.
 func TestThreeQueuedPromptsE2E(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f, mb := heldModel(t, release)
-	h := newHarness(t, harnessOpts{model: f.client("k")})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "zero", nil)
-	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
-	var queued []<-chan acpclient.Message
-	for _, p := range []string{"one", "two", "three"} {
-		queued = append(queued, sendPrompt(t, h, sid, p, nil))
-	}
-	readBarrier(t, h)
-	close(release)
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Fatalf("first prompt: %s", r)
-	}
-	for i, ch := range queued {
-		if r := stopReasonOf(t, ch); r != acp.StopEndTurn {
-			t.Fatalf("queued prompt %d: %s", i+1, r)
-		}
-	}
-	if n := f.requests(); n != 4 {
-		t.Fatalf("model requests = %d, want 4", n)
-	}
+	v := promptsDuringFinalText(t, harnessOpts{}, nil, "one", "two", "three")
+	v.wantAnswers(t, 4, acp.StopEndTurn, acp.StopEndTurn, acp.StopEndTurn, acp.StopEndTurn)
 	for i, want := range []string{"one", "two", "three"} {
-		msgs := messagesOf(t, mb.body(i+2))
-		last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+		prev, last := v.requestTail(t, i+2)
 		wantPrev := "one"
 		if i > 0 {
 			wantPrev = fmt.Sprintf("answer %d", i+1)
@@ -233,7 +292,7 @@ func TestThreeQueuedPromptsE2E(t *testing.T) {
 	// The answers come in order, each after its turn's text.
 	prevLine := -1
 	for i := range 4 {
-		line := agentLineIndex(h, fmt.Sprintf(`"id":%d,"result":{"stopReason":"end_turn"`, 3+i))
+		line := agentLineIndex(v.h, fmt.Sprintf(`"id":%d,"result":{"stopReason":"end_turn"`, 3+i))
 		if line <= prevLine {
 			t.Errorf("answer %d at line %d, after line %d expected", i, line, prevLine)
 		}
@@ -309,28 +368,10 @@ func kindsWithText(us []map[string]json.RawMessage) []string {
 // the message in its place.
 func TestSteeringE2E(t *testing.T) {
 	t.Parallel()
-	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Steered."}, "stop"))
 	state := t.TempDir()
-	h := newHarness(t, harnessOpts{model: f.client("k"), stateDir: state})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "run it", nil)
-	waitRunning(t, h)
-	steer := sendPrompt(t, h, sid, "use the other file", map[string]any{"steering": true})
-	readBarrier(t, h)
-	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Errorf("first prompt: %s", r)
-	}
-	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
-		t.Errorf("steering prompt: %s", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2 (one turn, two steps)", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+	v := promptsDuringCommand(t, harnessOpts{stateDir: state}, "Steered.", steering, "use the other file")
+	v.wantAnswers(t, 2, acp.StopEndTurn, acp.StopEndTurn)
+	prev, last := v.requestTail(t, 2)
 	if last["role"] != "user" || messageText(last) != "use the other file" || prev["role"] != "tool" || !strings.Contains(messageText(prev), "finished") {
 		t.Errorf("the turn's second request ends with %v after %v, want the steering message after the command's result", last, prev)
 	}
@@ -339,17 +380,17 @@ func TestSteeringE2E(t *testing.T) {
 		"user_message_chunk:turn1-user-steer1:use the other file",
 		"agent_message_chunk:turn1-step2:Steered.",
 	}
-	live := kindsWithText(updatesOf(agentMsgs(t, h, 0), sid))
+	live := kindsWithText(updatesOf(agentMsgs(t, v.h, 0), v.sid))
 	if strings.Join(live, "\n") != strings.Join(want, "\n") {
 		t.Errorf("live updates\n%s\nwant\n%s", strings.Join(live, "\n"), strings.Join(want, "\n"))
 	}
 	// Both answers follow the turn's last update.
-	if a, b := agentLineIndex(h, `"Steered."`), agentLineIndex(h, `"stopReason":"end_turn"`); a < 0 || b < a {
+	if a, b := agentLineIndex(v.h, `"Steered."`), agentLineIndex(v.h, `"stopReason":"end_turn"`); a < 0 || b < a {
 		t.Errorf("an answer (line %d) came before the turn's text (line %d)", b, a)
 	}
-	h.stop()
-	h2 := newHarness(t, harnessOpts{model: f.client("k"), stateDir: state, cwd: h.cwd})
-	replay, err := h2.load(sid, h.cwd, nil)
+	v.h.stop()
+	h2 := newHarness(t, harnessOpts{model: v.f.client("k"), stateDir: state, cwd: v.h.cwd})
+	replay, err := h2.load(v.sid, v.h.cwd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,30 +405,13 @@ func TestSteeringE2E(t *testing.T) {
 // carries the answer and then the message.
 func TestSteeringFinalAnswerE2E(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f, mb := heldModel(t, release)
-	h := newHarness(t, harnessOpts{model: f.client("k")})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "zero", nil)
-	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
-	steer := sendPrompt(t, h, sid, "shorter", map[string]any{"steering": true})
-	readBarrier(t, h)
-	close(release)
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Errorf("first prompt: %s", r)
-	}
-	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
-		t.Errorf("steering prompt: %s", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+	v := promptsDuringFinalText(t, harnessOpts{}, steering, "shorter")
+	v.wantAnswers(t, 2, acp.StopEndTurn, acp.StopEndTurn)
+	prev, last := v.requestTail(t, 2)
 	if messageText(last) != "shorter" || messageText(prev) != "one" {
 		t.Errorf("second request ends with %q after %q, want \"shorter\" after \"one\"", messageText(last), messageText(prev))
 	}
-	if got := kindsWithText(updatesOf(agentMsgs(t, h, 0), sid)); !strings.Contains(strings.Join(got, "\n"), "user_message_chunk:turn1-user-steer1:shorter\nagent_message_chunk:turn1-step2:answer 2") {
+	if got := kindsWithText(updatesOf(agentMsgs(t, v.h, 0), v.sid)); !strings.Contains(strings.Join(got, "\n"), "user_message_chunk:turn1-user-steer1:shorter\nagent_message_chunk:turn1-step2:answer 2") {
 		t.Errorf("updates %q: no steering echo before the turn's second answer", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -86,26 +85,9 @@ func TestQueuedTurnAfterAnswerE2E(t *testing.T) {
 // request carries the message.
 func TestSteeringAtLastStepE2E(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f, mb := heldModel(t, release)
-	h := newHarness(t, harnessOpts{model: f.client("k"), options: func(o *server.Options) { o.MaxSteps = 1 }})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "zero", nil)
-	waitFor(t, func() bool { return joined(h.sessionUpdates(), acp.UpdateAgentMessageChunk) == "on" })
-	steer := sendPrompt(t, h, sid, "shorter", map[string]any{"steering": true})
-	readBarrier(t, h)
-	close(release)
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Errorf("first prompt: %s, want end_turn (the model gave its answer)", r)
-	}
-	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
-		t.Errorf("steering prompt: %s, want end_turn", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	if last := msgs[len(msgs)-1]; messageText(last) != "shorter" {
+	v := promptsDuringFinalText(t, harnessOpts{options: oneStep}, steering, "shorter")
+	v.wantAnswers(t, 2, acp.StopEndTurn, acp.StopEndTurn)
+	if _, last := v.requestTail(t, 2); messageText(last) != "shorter" {
 		t.Errorf("second request ends with %q, want the steering message", messageText(last))
 	}
 }
@@ -115,30 +97,15 @@ func TestSteeringAtLastStepE2E(t *testing.T) {
 // max_turn_requests, no request left): it runs as a turn of its own.
 func TestSteeringAfterLastStepToolsE2E(t *testing.T) {
 	t.Parallel()
-	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Steered."}, "stop"))
-	h := newHarness(t, harnessOpts{model: f.client("k"), options: func(o *server.Options) { o.MaxSteps = 1 }})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "run it", nil)
-	waitRunning(t, h)
-	steer := sendPrompt(t, h, sid, "use the other file", map[string]any{"steering": true})
-	readBarrier(t, h)
-	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := stopReasonOf(t, first); r != acp.StopMaxTurnRequests {
-		t.Errorf("first prompt: %s, want max_turn_requests", r)
-	}
-	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
-		t.Errorf("steering prompt: %s, want end_turn", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	if last := msgs[len(msgs)-1]; messageText(last) != "use the other file" {
+	v := promptsDuringCommand(t, harnessOpts{options: oneStep}, "Steered.", steering, "use the other file")
+	v.wantAnswers(t, 2, acp.StopMaxTurnRequests, acp.StopEndTurn)
+	if _, last := v.requestTail(t, 2); messageText(last) != "use the other file" {
 		t.Errorf("second request ends with %q, want the steering message", messageText(last))
 	}
 }
+
+// oneStep allows a turn one model request.
+func oneStep(o *server.Options) { o.MaxSteps = 1 }
 
 // TestSteeringCommandE2E: a steering prompt that is a slash command the
 // session offers runs that command as a turn of its own (a command's
@@ -147,29 +114,11 @@ func TestSteeringAfterLastStepToolsE2E(t *testing.T) {
 // turn's request carries the command's prompt, not the typed "/fix".
 func TestSteeringCommandE2E(t *testing.T) {
 	t.Parallel()
-	f, mb := scriptedModel(t, e2etest.ToolCalls(gatedBash), e2etest.Text(nil, []string{"Fixed."}, "stop"))
 	cwd := t.TempDir()
 	writeFile(t, filepath.Join(cwd, ".dsh", "commands", "fix.md"), "Write a failing test for $ARGUMENTS, then fix it.\n")
-	h := newHarness(t, harnessOpts{model: f.client("k"), cwd: cwd})
-	sid := h.start(harnessOpts{})
-	first := sendPrompt(t, h, sid, "run it", nil)
-	waitRunning(t, h)
-	steer := sendPrompt(t, h, sid, "/fix the parser", map[string]any{"steering": true})
-	readBarrier(t, h)
-	if err := os.WriteFile(filepath.Join(h.cwd, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := stopReasonOf(t, first); r != acp.StopEndTurn {
-		t.Errorf("first prompt: %s", r)
-	}
-	if r := stopReasonOf(t, steer); r != acp.StopEndTurn {
-		t.Errorf("command prompt: %s", r)
-	}
-	if n := f.requests(); n != 2 {
-		t.Fatalf("model requests = %d, want 2", n)
-	}
-	msgs := messagesOf(t, mb.body(2))
-	if got := messageText(msgs[len(msgs)-1]); got != "Write a failing test for the parser, then fix it.\n" {
-		t.Errorf("second request ends with %q, want the command's prompt", got)
+	v := promptsDuringCommand(t, harnessOpts{cwd: cwd}, "Fixed.", steering, "/fix the parser")
+	v.wantAnswers(t, 2, acp.StopEndTurn, acp.StopEndTurn)
+	if _, last := v.requestTail(t, 2); messageText(last) != "Write a failing test for the parser, then fix it.\n" {
+		t.Errorf("second request ends with %q, want the command's prompt", messageText(last))
 	}
 }
