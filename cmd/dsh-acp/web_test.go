@@ -235,15 +235,12 @@ func writeFile(t *testing.T, path, text string) {
 // and their variables (the flag winning); bad values refused naming the
 // flag; the web tools' endpoints on DeepSeek's API and elsewhere.
 func TestWebFlags(t *testing.T) {
-	env := func(kv map[string]string) func(string) (string, bool) {
-		return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
-	}
-	c, err := parseConfig(nil, env(nil), io.Discard)
+	c, err := parseConfig(nil, envFrom(nil), io.Discard)
 	if err != nil || c.WebSearchURL != "" || c.WebFetchURL != "" || c.WebAllowPrivate || !deepSeekWeb(c) {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--web-fetch-url", "http://127.0.0.1:9/f", "--web-allow-private", "1"},
-		env(map[string]string{"DSH_WEB_SEARCH_URL": "https://s.example/search", "DSH_WEB_FETCH_URL": "https://ignored.example/", "DSH_WEB_ALLOW_PRIVATE": "0",
+		envFrom(map[string]string{"DSH_WEB_SEARCH_URL": "https://s.example/search", "DSH_WEB_FETCH_URL": "https://ignored.example/", "DSH_WEB_ALLOW_PRIVATE": "0",
 			"DSH_BASE_URL": "https://llm.example/v1"}), io.Discard)
 	if err != nil || c.WebSearchURL != "https://s.example/search" || c.WebFetchURL != "http://127.0.0.1:9/f" || !c.WebAllowPrivate || deepSeekWeb(c) {
 		t.Errorf("flags and env: %q %q %v %v", c.WebSearchURL, c.WebFetchURL, c.WebAllowPrivate, err)
@@ -252,7 +249,7 @@ func TestWebFlags(t *testing.T) {
 		t.Errorf("web config %+v", w)
 	}
 	for _, args := range [][]string{{"--web-search-url", "ftp://x"}, {"--web-fetch-url", "not a url"}, {"--web-allow-private", "yes"}} {
-		if _, err := parseConfig(args, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
+		if _, err := parseConfig(args, envFrom(nil), io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%q: %v, want an error naming the flag", args, err)
 		}
 	}
