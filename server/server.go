@@ -214,30 +214,9 @@ type Server struct {
 // o.CompactAt is not a valid value, or a tool fails to register (the
 // error names the tool).
 func New(o Options) (*Server, error) {
-	if o.Client == nil {
-		return nil, errors.New("server: Options.Client is required")
-	}
-	if o.Mode == "" {
-		o.Mode = permission.ModeDefault
-	}
-	if !permission.ValidMode(o.Mode) {
-		return nil, fmt.Errorf("server: unknown mode %q", o.Mode)
-	}
-	lineBase := -1 // the bridge's "per client"
-	if o.LocationLineBase != nil {
-		lineBase = *o.LocationLineBase
-		if lineBase != 0 && lineBase != 1 {
-			return nil, fmt.Errorf("server: LocationLineBase must be 0 or 1, got %d", lineBase)
-		}
-	}
-	if o.ThinkingDefault != "" && !bridge.ValidThinking(o.ThinkingDefault) {
-		return nil, fmt.Errorf("server: unknown thinking level %q", o.ThinkingDefault)
-	}
-	if o.CompactAt < 0 || o.CompactAt > 1 {
-		return nil, fmt.Errorf("server: CompactAt must be within 0 and 1, got %v", o.CompactAt)
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
+	lineBase, err := checkOptions(&o)
+	if err != nil {
+		return nil, err
 	}
 	reg := tools.NewRegistry()
 	if o.StateDir != "" {
@@ -250,15 +229,7 @@ func New(o Options) (*Server, error) {
 	// credentials, config and session logs, nor other tools' credentials.
 	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir, o.SandboxAllowRead...), o.Sandbox.Hidden...)
 	shell := toolbash.New(toolbash.Options{Log: o.Log, Sandbox: o.Sandbox, SpillMax: o.SpillMax})
-	all := append(toolfs.Tools(), shell.Tools()...)
-	all = append(all, tooltodo.New(), toolask.New())
-	all = append(all, toolsearch.Tools()...)
-	all = append(all, toolsub.Tools(toolsub.Options{Sequential: o.SubagentsSequential})...)
-	if o.Web != nil {
-		all = append(all, toolweb.Tools(*o.Web)...)
-	}
-	all = append(all, o.Tools...)
-	for _, t := range all {
+	for _, t := range builtinTools(o, shell) {
 		if err := reg.Register(t); err != nil {
 			shell.Shutdown()
 			return nil, fmt.Errorf("server: registering tool %q: %w", t.Name, err)
@@ -316,6 +287,51 @@ func New(o Options) (*Server, error) {
 	reg.Use(b.Permission)
 	reg.Use(toolfs.WatchCommands(reg.Get))
 	return &Server{bridge: b, reg: reg, shell: shell, models: models}, nil
+}
+
+// checkOptions checks o and fills its defaults (mode, log); it returns
+// the bridge's line base (-1: per client).
+func checkOptions(o *Options) (int, error) {
+	if o.Client == nil {
+		return 0, errors.New("server: Options.Client is required")
+	}
+	if o.Mode == "" {
+		o.Mode = permission.ModeDefault
+	}
+	if !permission.ValidMode(o.Mode) {
+		return 0, fmt.Errorf("server: unknown mode %q", o.Mode)
+	}
+	lineBase := -1 // the bridge's "per client"
+	if o.LocationLineBase != nil {
+		lineBase = *o.LocationLineBase
+		if lineBase != 0 && lineBase != 1 {
+			return 0, fmt.Errorf("server: LocationLineBase must be 0 or 1, got %d", lineBase)
+		}
+	}
+	if o.ThinkingDefault != "" && !bridge.ValidThinking(o.ThinkingDefault) {
+		return 0, fmt.Errorf("server: unknown thinking level %q", o.ThinkingDefault)
+	}
+	if o.CompactAt < 0 || o.CompactAt > 1 {
+		return 0, fmt.Errorf("server: CompactAt must be within 0 and 1, got %v", o.CompactAt)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return lineBase, nil
+}
+
+// builtinTools are the tools every session has: the file, shell, todo,
+// question, search and subagent tools, the web tools when o.Web is set,
+// then o.Tools.
+func builtinTools(o Options, shell *toolbash.Manager) []tools.Tool {
+	all := append(toolfs.Tools(), shell.Tools()...)
+	all = append(all, tooltodo.New(), toolask.New())
+	all = append(all, toolsearch.Tools()...)
+	all = append(all, toolsub.Tools(toolsub.Options{Sequential: o.SubagentsSequential})...)
+	if o.Web != nil {
+		all = append(all, toolweb.Tools(*o.Web)...)
+	}
+	return append(all, o.Tools...)
 }
 
 // Serve starts serving the editor on r (its requests, one JSON-RPC
