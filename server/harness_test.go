@@ -217,6 +217,17 @@ func (h *harness) prompt(sid, text string) (acp.StopReason, error) {
 	return pr.StopReason, err
 }
 
+// promptAll sends each of prompts in turn and fails the test unless
+// each answers end_turn.
+func (h *harness) promptAll(sid string, prompts ...string) {
+	h.t.Helper()
+	for _, p := range prompts {
+		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
+			h.t.Fatalf("prompt %q = %q, %v", p, stop, err)
+		}
+	}
+}
+
 func (h *harness) sessionUpdates() []acp.Update {
 	h.mu.Lock()
 	defer h.mu.Unlock()
