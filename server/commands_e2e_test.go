@@ -91,11 +91,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Errorf("the clash with /review was not logged:\n%s", logs.String())
 	}
 
-	for _, p := range []string{"/fix the date parser", "/hello", "/nope keep this", "/init also the release steps"} {
-		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("%s = %q, %v", p, stop, err)
-		}
-	}
+	h.promptAll(sid, "/fix the date parser", "/hello", "/nope keep this", "/init also the release steps")
 	reqs := rec.requests()
 	prompts := make([]string, len(reqs))
 	for i, r := range reqs {

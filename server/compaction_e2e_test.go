@@ -262,11 +262,7 @@ func TestCompactionWithoutCapability(t *testing.T) {
 	))}
 	h := newHarness(t, harnessOpts{model: rec, stateDir: state, cwd: cwd, compactAt: 0.8})
 	sid := h.start(harnessOpts{})
-	for _, p := range []string{"one", "two", "three"} {
-		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("prompt %s = %q, %v", p, stop, err)
-		}
-	}
+	h.promptAll(sid, "one", "two", "three")
 	want := []string{"message:" + present.CompactingText, "message:" + present.CompactedText}
 	if got := compactionKinds(h.sessionUpdates()); !reflect.DeepEqual(got, want) {
 		t.Errorf("live %q\nwant %q", got, want)
@@ -300,11 +296,7 @@ func TestCompactionFailureKeepsHistory(t *testing.T) {
 	))}
 	h := newHarness(t, harnessOpts{model: rec, stateDir: state, cwd: cwd, compactAt: 0.8})
 	sid := h.start(harnessOpts{caps: compactionCaps})
-	for _, p := range []string{"one", "two"} {
-		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("prompt %s = %q, %v", p, stop, err)
-		}
-	}
+	h.promptAll(sid, "one", "two")
 	reqs := rec.requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))

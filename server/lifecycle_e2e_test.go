@@ -301,11 +301,7 @@ func TestSessionFork(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	h1 := newHarness(t, harnessOpts{replay: forkRecording(t), stateDir: state, cwd: cwd})
 	sid := h1.start(harnessOpts{})
-	for _, p := range []string{"first", "second"} {
-		if stop, err := h1.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("prompt %q = %q, %v", p, stop, err)
-		}
-	}
+	h1.promptAll(sid, "first", "second")
 	h1.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
 	// set_mode's answer is followed by the option list with the new mode.
 	waitFor(t, func() bool {

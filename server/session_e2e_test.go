@@ -261,11 +261,7 @@ func TestSessionRestartLoad(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	h1 := newHarness(t, harnessOpts{replay: richRecording(t, cwd), stateDir: state, cwd: cwd})
 	sid := h1.start(harnessOpts{caps: termCaps})
-	for _, p := range []string{"Switch the config to release\nand run the tests", "Anything else?"} {
-		if stop, err := h1.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("prompt %q = %q, %v", p, stop, err)
-		}
-	}
+	h1.promptAll(sid, "Switch the config to release\nand run the tests", "Anything else?")
 	live := updatesOf(agentMsgs(t, h1, 0), sid)
 	h1.stop()
 	if data, _ := os.ReadFile(filepath.Join(cwd, "config.txt")); string(data) != "mode=RELEASE\nlevel=info\n" {

@@ -353,11 +353,7 @@ func TestSubagentForkE2E(t *testing.T) {
 	})
 	h := newHarness(t, harnessOpts{model: m.client("k")})
 	sid := h.start(harnessOpts{caps: subagentCaps})
-	for _, p := range []string{fact, ask} {
-		if stop, err := h.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
-			t.Fatalf("prompt %q = %q, %v", p, stop, err)
-		}
-	}
+	h.promptAll(sid, fact, ask)
 	if len(forkReq) != 1 {
 		t.Fatalf("%d fork requests, want 1", len(forkReq))
 	}
