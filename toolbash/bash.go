@@ -307,7 +307,12 @@ func presentBashResult(a bashArgs, r tools.ResultInput) tools.ToolResultView {
 		return nil
 	}
 	text := r.Content[0].Text
-	if a.RunInBackground || r.IsError {
+	if r.IsError {
+		// Not the program's output (refused, rejected, not started):
+		// the reason as text, never in a console block.
+		return tools.GenericResult{Content: []tools.Content{tools.Text(text)}}
+	}
+	if a.RunInBackground {
 		return tools.GenericResult{Content: []tools.Content{tools.Text(tools.ConsoleFence(text))}}
 	}
 	out, notes, code, sig := splitResult(text, r.Meta)

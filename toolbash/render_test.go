@@ -152,6 +152,13 @@ func TestPresentBashCards(t *testing.T) {
 	if !ok || tr.Output != "failing\n" || tr.Notes != "[exit code: 3]" || tr.ExitCode == nil || *tr.ExitCode != 3 || tr.Signal != "" {
 		t.Errorf("result view %+v", v)
 	}
+	// A refused or rejected call ran nothing: its reason is plain text,
+	// not a console block of program output.
+	rej := "Error: PermissionError: the user rejected this bash call; do not retry it unchanged, ask the user how to proceed"
+	v = presentBashResult(bashArgs{Command: "make"}, tools.ResultInput{IsError: true, Content: []tools.Content{tools.Text(rej)}})
+	if g, ok := v.(tools.GenericResult); !ok || len(g.Content) != 1 || g.Content[0].Text != rej {
+		t.Errorf("rejected call's result view %+v", v)
+	}
 	call := presentBashCall(bashArgs{Command: "git status\nrm -f x.txt", Description: "Clean up", RunInBackground: true})
 	g, ok := call.(tools.GenericCall)
 	if !ok || g.Title != "git status…" || len(g.Content) != 2 || g.Content[1].Text != "```sh\ngit status\nrm -f x.txt\n```" {

@@ -214,7 +214,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 		}
 		// The flag package has said what is wrong on a line of its own;
 		// a pointer to the help, not all of it, follows.
-		fmt.Fprintln(stderr, "Run 'dsh-acp --help' for the flags and variables.")
+		fmt.Fprintln(stderr, "Run 'dsh-acp --help' for the commands, flags and variables.")
 		return c, errReported
 	}
 	if fs.NArg() == 1 && (fs.Arg(0) == "login" || fs.Arg(0) == "logout") {
@@ -222,7 +222,7 @@ func parseConfig(args []string, env func(string) (string, bool), stderr io.Write
 	} else if fs.NArg() == 2 && fs.Arg(0) == "login" && isNoCheck(fs.Arg(1)) {
 		c.Command, c.NoCheck = "login", true
 	} else if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q (run 'dsh-acp --help' for the commands and flags)", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (run 'dsh-acp --help' for the commands, flags and variables)", fs.Arg(0))
 	}
 	for _, check := range []func(*config, flagValues) error{checkLogging, checkSession, checkSandbox, checkLimits, checkModel} {
 		if err := check(&c, v); err != nil {

@@ -43,7 +43,7 @@ var flagTable = map[string]flagHelp{
 	"model-images":      {groupModel, "LIST"},
 	"web-search-url":    {groupModel, "URL"},
 	"web-fetch-url":     {groupModel, "URL"},
-	"web-allow-private": {groupModel, ""},
+	"web-allow-private": {groupModel, "0|1"},
 	"replay":            {groupModel, "DIR"},
 	"record":            {groupModel, "DIR"},
 	"low-balance":       {groupModel, "AMOUNTS"},
