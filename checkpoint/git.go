@@ -20,22 +20,19 @@ import (
 const RefPrefix = "refs/dsh-acp/checkpoints/"
 
 // gitEnv are the environment entries of every checkpoint git call, after
-// agentcmd's scrubbed environment: no system or global configuration (the
-// user's global ignore file is still read through HOME), no prompt, no
-// optional locks, a C locale, a fixed identity for the commits, no
-// reflog entries and no split index for the agent's own index.
+// agentcmd's (which has no system configuration, no prompt, no optional
+// locks, a C locale): no global configuration (the user's global ignore
+// file is still read through HOME) and a fixed identity for the commits.
 var gitEnv = []string{
-	"LC_ALL=C",
-	"GIT_CONFIG_NOSYSTEM=1",
 	"GIT_CONFIG_GLOBAL=" + os.DevNull,
-	"GIT_TERMINAL_PROMPT=0",
-	"GIT_OPTIONAL_LOCKS=0",
 	"GIT_AUTHOR_NAME=dsh-acp", "GIT_AUTHOR_EMAIL=dsh-acp@localhost",
 	"GIT_COMMITTER_NAME=dsh-acp", "GIT_COMMITTER_EMAIL=dsh-acp@localhost",
-	"GIT_CONFIG_COUNT=2",
-	"GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=false",
-	"GIT_CONFIG_KEY_1=core.splitIndex", "GIT_CONFIG_VALUE_1=false",
 }
+
+// gitArgs come before every checkpoint git command's own (after
+// agentcmd.GitSafe): no reflog entries, no split index for the agent's
+// own index.
+var gitArgs = []string{"-c", "core.logAllRefUpdates=false", "-c", "core.splitIndex=false"}
 
 // runGit runs the agent's own git in dir through run (agentcmd: in the
 // sandbox, with its program-running settings and the repository's
@@ -44,7 +41,7 @@ var gitEnv = []string{
 // error carries git's stderr.
 func runGit(ctx context.Context, run agentcmd.Runner, dir string, writable, env []string, args ...string) ([]byte, error) {
 	var out, stderr bytes.Buffer
-	c := agentcmd.Call{Dir: dir, Args: args, Env: append(slices.Clone(gitEnv), env...), Writable: writable, Stdout: &out, Stderr: &stderr}
+	c := agentcmd.Call{Dir: dir, Args: append(slices.Clone(gitArgs), args...), Env: append(slices.Clone(gitEnv), env...), Writable: writable, Stdout: &out, Stderr: &stderr}
 	if err := run.GitCall(ctx, c); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}

@@ -182,27 +182,10 @@ var forcedEnv = []string{"NO_COLOR=1", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat"
 	"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"}
 
 // Env returns the environment of an agent's command from environ
-// (KEY=value entries): without the variables sandbox.SecretName flags,
-// without GIT_* variables but keptGitVars, without TMPDIR and those
-// forcedEnv sets, followed by forcedEnv.
+// (KEY=value entries): sandbox.CommandEnv without GIT_* variables but
+// keptGitVars and without TMPDIR, followed by forcedEnv.
 func Env(environ []string) []string {
-	out := make([]string, 0, len(environ)+len(forcedEnv))
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if sandbox.SecretName(name) || name == "TMPDIR" || forced(name) ||
-			strings.HasPrefix(name, "GIT_") && !keptGitVars[name] {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, forcedEnv...)
-}
-
-func forced(name string) bool {
-	for _, kv := range forcedEnv {
-		if n, _, _ := strings.Cut(kv, "="); n == name {
-			return true
-		}
-	}
-	return false
+	return sandbox.CommandEnv(environ, func(name string) bool {
+		return name == "TMPDIR" || strings.HasPrefix(name, "GIT_") && !keptGitVars[name]
+	}, forcedEnv...)
 }
