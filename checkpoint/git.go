@@ -36,12 +36,13 @@ var gitArgs = []string{"-c", "core.logAllRefUpdates=false", "-c", "core.splitInd
 
 // runGit runs the agent's own git in dir through run (agentcmd: in the
 // sandbox, with its program-running settings and the repository's
-// filter drivers turned off), with gitEnv and then env, writing only
+// filter drivers turned off: drivers, or looked up when nil), with gitEnv and then env, writing only
 // below writable (none: read-only). It returns stdout; a failure's
 // error carries git's stderr.
-func runGit(ctx context.Context, run agentcmd.Runner, dir string, writable, env []string, args ...string) ([]byte, error) {
+func runGit(ctx context.Context, run agentcmd.Runner, dir string, drivers, writable, env []string, args ...string) ([]byte, error) {
 	var out, stderr bytes.Buffer
-	c := agentcmd.Call{Dir: dir, Args: append(slices.Clone(gitArgs), args...), Env: append(slices.Clone(gitEnv), env...), Writable: writable, Stdout: &out, Stderr: &stderr}
+	c := agentcmd.Call{Dir: dir, Args: append(slices.Clone(gitArgs), args...), Env: append(slices.Clone(gitEnv), env...),
+		Writable: writable, Stdout: &out, Stderr: &stderr, Drivers: drivers}
 	if err := run.GitCall(ctx, c); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
@@ -58,6 +59,10 @@ type gitRepo struct {
 	// and, for a linked worktree, its own.
 	run      agentcmd.Runner
 	writable []string
+	// drivers are the repository's filter drivers, looked up again by
+	// refresh at the start of each checkpoint's work (a command may have
+	// added one since).
+	drivers []string
 }
 
 // errNotRepo says the cwd is not inside a git work tree.
@@ -65,7 +70,7 @@ var errNotRepo = errors.New("not in a git work tree")
 
 // findRepo finds the git work tree holding cwd.
 func findRepo(ctx context.Context, run agentcmd.Runner, cwd string) (*gitRepo, error) {
-	out, err := runGit(ctx, run, cwd, nil, nil, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	out, err := runGit(ctx, run, cwd, nil, nil, nil, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotRepo, err)
 	}
@@ -84,9 +89,17 @@ func findRepo(ctx context.Context, run agentcmd.Runner, cwd string) (*gitRepo, e
 	return r, nil
 }
 
+// refresh looks up the repository's filter drivers for the git commands
+// that follow (one lookup for a snapshot's several commands).
+func (r *gitRepo) refresh(ctx context.Context) error {
+	d, err := r.run.FilterDrivers(ctx, agentcmd.Call{Dir: r.top, Env: gitEnv})
+	r.drivers = d
+	return err
+}
+
 // git runs a git that only reads at the work tree's top.
 func (r *gitRepo) git(ctx context.Context, env []string, args ...string) ([]byte, error) {
-	return runGit(ctx, r.run, r.top, nil, env, args...)
+	return runGit(ctx, r.run, r.top, r.drivers, nil, env, args...)
 }
 
 // gitWrite runs a git that writes the repository's objects or refs, or
@@ -96,7 +109,7 @@ func (r *gitRepo) gitWrite(ctx context.Context, env []string, extra string, args
 	if extra != "" {
 		w = append(slices.Clone(w), extra)
 	}
-	return runGit(ctx, r.run, r.top, w, env, args...)
+	return runGit(ctx, r.run, r.top, r.drivers, w, env, args...)
 }
 
 // snapshot records the work tree (tracked and untracked files, not

@@ -116,6 +116,9 @@ func (t *Tracker) take(ctx context.Context, turn int) error {
 		t.dir = d
 		return err
 	}
+	if err := t.repo.refresh(ctx); err != nil {
+		return err
+	}
 	commit, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint before turn "+strconv.Itoa(turn)+" of "+t.session, "", t.indexCache())
 	if err != nil {
 		return err
@@ -162,6 +165,9 @@ func (t *Tracker) End(ctx context.Context, turn int) *session.TurnChanges {
 // endGit snapshots the work tree after turn and lists the files that
 // differ from the checkpoint; with none, the turn's ref is removed.
 func (t *Tracker) endGit(ctx context.Context, turn int) ([]fileChange, error) {
+	if err := t.repo.refresh(ctx); err != nil {
+		return nil, err
+	}
 	after, _, err := t.repo.snapshot(ctx, "dsh-acp checkpoint after turn "+strconv.Itoa(turn)+" of "+t.session, t.before, t.indexCache())
 	if err != nil {
 		return nil, err
@@ -246,6 +252,7 @@ func (t *Tracker) Remove(ctx context.Context) error {
 	t.probe(ctx)
 	var errs []error
 	if t.repo != nil {
+		t.repo.drivers = nil // a few commands: each looks them up
 		rs, err := t.repo.refs(ctx, RefPrefix+t.session+"/")
 		errs = append(errs, err)
 		for _, r := range rs {

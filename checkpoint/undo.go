@@ -72,6 +72,9 @@ func (t *Tracker) PlanUndo(ctx context.Context, turn int) (*UndoPlan, error) {
 // planGit compares the work tree with the turn's after-commit and plans
 // the files back to its parent (the checkpoint).
 func (t *Tracker) planGit(ctx context.Context, turn int) (*UndoPlan, error) {
+	if err := t.repo.refresh(ctx); err != nil {
+		return nil, err
+	}
 	after := t.refName(turn)
 	if _, err := t.repo.git(ctx, nil, "rev-parse", "--verify", "--quiet", after+"^{commit}"); err != nil {
 		return nil, ErrNoCheckpoint

@@ -48,6 +48,10 @@ type Call struct {
 	Writable []string
 	// Stdout and Stderr receive the output (nil drops it).
 	Stdout, Stderr io.Writer
+	// Drivers, for GitCall, are the filter drivers to turn off as
+	// FilterDrivers found them (a caller running many git commands on a
+	// repository looks them up once); nil looks them up for the call.
+	Drivers []string
 }
 
 // Run runs c and waits for it and for its output. When ctx ends first the

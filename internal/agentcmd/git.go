@@ -45,9 +45,12 @@ func (r Runner) Git(ctx context.Context, dir string, args []string, stdout, stde
 // writable folders (c.Path is ignored: it is git; c.Args are git's
 // arguments after GitSafe).
 func (r Runner) GitCall(ctx context.Context, c Call) error {
-	drivers, err := r.filterDrivers(ctx, c)
-	if err != nil {
-		return err
+	drivers := c.Drivers
+	if drivers == nil {
+		var err error
+		if drivers, err = r.FilterDrivers(ctx, c); err != nil {
+			return err
+		}
 	}
 	args := append([]string{}, GitSafe...)
 	for _, d := range drivers {
@@ -58,10 +61,10 @@ func (r Runner) GitCall(ctx context.Context, c Call) error {
 	return r.Run(ctx, c)
 }
 
-// filterDrivers returns the names of the filter drivers the
-// configuration git reads in c.Dir defines (reading configuration runs
-// no program), each once.
-func (r Runner) filterDrivers(ctx context.Context, c Call) ([]string, error) {
+// FilterDrivers returns the names of the filter drivers the
+// configuration git reads in c.Dir (with c.Env) defines, each once,
+// never nil (reading configuration runs no program).
+func (r Runner) FilterDrivers(ctx context.Context, c Call) ([]string, error) {
 	var out bytes.Buffer
 	q := Call{Path: "git", Dir: c.Dir, Env: c.Env, Stdout: &out,
 		Args: append(append([]string{}, GitSafe...), "config", "--null", "--name-only", "--get-regexp", `^filter\.`)}
@@ -70,7 +73,7 @@ func (r Runner) filterDrivers(ctx context.Context, c Call) ([]string, error) {
 		// only the global configuration is read.
 		return nil, err
 	}
-	var names []string
+	names := []string{}
 	seen := map[string]bool{}
 	for _, key := range strings.Split(out.String(), "\x00") {
 		// filter.NAME.KEY, NAME may hold dots.
