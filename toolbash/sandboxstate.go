@@ -59,8 +59,11 @@ type noteKey struct{ m *Manager }
 // found Landlock refused to the helper (it needs Host, so the caller is
 // about to start a command anyway).
 func (m *Manager) noteProbe(sess tools.Session) {
+	if sess == nil || !m.guessed.Load() {
+		return
+	}
 	w := m.warning(m.Host())
-	if sess == nil || w == "" || !m.guessed.Load() {
+	if w == "" {
 		return
 	}
 	sess.Value(noteKey{m}, func() any {
