@@ -213,7 +213,7 @@ func (c *childRun) run(ctx context.Context, req toolsub.Request) toolsub.Outcome
 	from := c.agent.Store.Len()
 	out := c.b.cfg.Agent.RunTurn(ctx, c.agent, agent.Input{Prompt: []tools.Content{tools.Text(req.Prompt)}})
 	c.caller.AddSpent(c.agent.Spent())
-	text, usage := childAnswer(c.agent.Store.Events()[from:])
+	text, usage := lastText(c.agent.Store, from), out.Usage
 	res := toolsub.Outcome{SessionID: c.id, StopReason: out.StopReason, Err: out.Err, Text: text}
 	if !c.shown {
 		c.mu.Lock()
@@ -252,39 +252,26 @@ func childCard(child string, st session.SubagentStart) acp.ToolCallUpdate {
 }
 
 // idleState is a child's final state: idle with its stop reason and
-// usage.
+// usage (counted as a prompt answer's is).
 func idleState(end session.SubagentEnd) *acp.SubagentState {
-	st := &acp.SubagentState{State: acp.SubagentIdle, StopReason: acp.StopReason(end.StopReason)}
-	if u := end.Usage; u != nil {
-		in, out := uint64(max(u.PromptTokens, 0)), uint64(max(u.CompletionTokens, 0))
-		st.Usage = &acp.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
-	}
-	return st
+	return &acp.SubagentState{State: acp.SubagentIdle, StopReason: acp.StopReason(end.StopReason), Usage: promptUsage(end.Usage)}
 }
 
-// childAnswer is the text of the child's last message and the tokens
-// its responses used (nil when none reported usage).
-func childAnswer(evs []session.Event) (string, *session.Usage) {
+// lastText is the text of the last message of the child's turn, the
+// events from Seq from on ("" when it gave none).
+func lastText(st *session.Store, from int) string {
 	text := ""
-	var u *session.Usage
-	for _, ev := range evs {
-		m, ok := ev.Data.(session.AssistantMessage)
-		if !ok {
-			continue
+	st.Backward(func(ev session.Event) bool {
+		if ev.Seq < int64(from) {
+			return false
 		}
-		text = m.Text
-		if m.Usage == nil {
-			continue
+		if m, ok := ev.Data.(session.AssistantMessage); ok {
+			text = m.Text
+			return false
 		}
-		if u == nil {
-			u = &session.Usage{}
-		}
-		u.PromptTokens += m.Usage.PromptTokens
-		u.CompletionTokens += m.Usage.CompletionTokens
-		u.CacheHitTokens += m.Usage.CacheHitTokens
-		u.ReasoningTokens += m.Usage.ReasoningTokens
-	}
-	return text, u
+		return true
+	})
+	return text
 }
 
 // announce sends a subagent_update about c on its parent's session.
