@@ -43,9 +43,7 @@ func (b *Bridge) UnarchiveSession(_ context.Context, p acp.UnarchiveSessionReque
 	if p.SessionID == "" {
 		return acp.UnarchiveSessionResponse{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
-	b.mu.Lock()
-	open := b.sessions[p.SessionID] != nil
-	b.mu.Unlock()
+	open := b.session(p.SessionID) != nil
 	return acp.UnarchiveSessionResponse{}, b.markArchived(p.SessionID, false, open)
 }
 
@@ -83,9 +81,7 @@ func (b *Bridge) SessionStatus(_ context.Context, p acp.SessionStatusRequest) (a
 	if p.SessionID == "" {
 		return acp.SessionStatusResponse{}, acp.InvalidParams("Invalid params: sessionId is required")
 	}
-	b.mu.Lock()
-	open := b.sessions[p.SessionID] != nil
-	b.mu.Unlock()
+	open := b.session(p.SessionID) != nil
 	if open {
 		return acp.SessionStatusResponse{Status: acp.SessionOpen}, nil
 	}

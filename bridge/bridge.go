@@ -247,13 +247,7 @@ func (b *Bridge) Close() {
 	b.stop()
 	b.titles.Wait()
 	b.balance.wg.Wait()
-	b.mu.Lock()
-	ss := make([]*liveSession, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		ss = append(ss, s)
-	}
-	b.mu.Unlock()
-	for _, s := range ss {
+	for _, s := range b.liveSessions() {
 		if err := s.agent.Store.Close(); err != nil {
 			b.log.Warn("could not close the session log", "session", s.id, "err", err)
 		}

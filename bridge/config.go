@@ -306,13 +306,7 @@ func (b *Bridge) watchModels() {
 			case <-b.closed:
 				return
 			}
-			b.mu.Lock()
-			live := make([]*liveSession, 0, len(b.sessions))
-			for _, s := range b.sessions {
-				live = append(live, s)
-			}
-			b.mu.Unlock()
-			for _, s := range live {
+			for _, s := range b.liveSessions() {
 				b.refreshModels(s)
 			}
 		}()

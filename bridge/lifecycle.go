@@ -243,7 +243,7 @@ func (b *Bridge) ForkSession(ctx context.Context, p acp.ForkSessionRequest) (acp
 	if !given {
 		// The fork inherits the source's system prompt, also one set
 		// after the message it is cut at.
-		sys = lastSystemPrompt(events)
+		sys = restoredConfig(events, configState{}).System
 		if src != nil {
 			sys = src.configOf().System
 		}

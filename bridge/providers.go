@@ -160,13 +160,7 @@ func (b providerAgent) DisableProvider(_ context.Context, p acp.DisableProviderR
 // its option list again (config_option_update): the model selector
 // follows the endpoint's new list.
 func (b *Bridge) announceModels() {
-	b.mu.Lock()
-	live := make([]*liveSession, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		live = append(live, s)
-	}
-	b.mu.Unlock()
-	for _, s := range live {
+	for _, s := range b.liveSessions() {
 		s.cfg.mu.Lock()
 		answered := s.cfg.answered
 		s.cfg.mu.Unlock()

@@ -154,6 +154,17 @@ func (b *Bridge) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 	return acp.CloseSessionResponse{}, nil
 }
 
+// liveSessions is a snapshot of the sessions open here, in no order.
+func (b *Bridge) liveSessions() []*liveSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*liveSession, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
 // detach takes session id out of the table and stops its work: the
 // running turn (and the prompts waiting behind it) cancelled, a title
 // request cancelled, its children forgotten, its tools closed (background

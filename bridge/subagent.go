@@ -174,7 +174,7 @@ func (b *Bridge) newChild(top *liveSession, caller *agent.Session, callerTools t
 	}
 	c.agent = agent.NewChildSession(store, ct)
 	st := caller.Settings()
-	if m := top.subagentModel(); m != "" {
+	if m := top.configOf().SubagentModel; m != "" {
 		st.Model = m
 	}
 	c.agent.SetSettings(st)
@@ -410,13 +410,6 @@ func (c *childRun) permTarget(card *acp.ToolCallUpdate) (sessionID string, wait 
 func childError(c *childRun) error {
 	return &acp.Error{Code: acp.CodeInvalidParams, Data: map[string]string{"sessionId": c.id, "parentSessionId": c.parent.id},
 		Message: fmt.Sprintf("Invalid params: session %s is a subagent of session %s; use the parent session", c.id, c.parent.id)}
-}
-
-// subagentModel is the model s's children use, "" for s's own.
-func (s *liveSession) subagentModel() string {
-	s.cfg.mu.Lock()
-	defer s.cfg.mu.Unlock()
-	return s.cfg.subagentModel
 }
 
 // subagentChoices are the subagent_model option's models: those of the

@@ -60,14 +60,3 @@ func (b *Bridge) setSystemPrompt(s *liveSession, cp agent.ClientPrompt) {
 	s.agent.Store.Emit(session.SystemPrompt{Mode: cp.Mode, Text: cp.Text})
 	b.flushConfig(s)
 }
-
-// lastSystemPrompt is the system prompt the last session.SystemPrompt of
-// events set (the zero value when none did).
-func lastSystemPrompt(events []session.Event) agent.ClientPrompt {
-	for i := len(events) - 1; i >= 0; i-- {
-		if d, ok := events[i].Data.(session.SystemPrompt); ok {
-			return agent.ClientPrompt{Mode: d.Mode, Text: d.Text}
-		}
-	}
-	return agent.ClientPrompt{}
-}
