@@ -183,7 +183,7 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	case err != nil && ctx.Err() != nil:
 		c.Status = session.CompactionCancelled
 	case err != nil:
-		c.Status, c.Error = session.CompactionFailed, modelError(err).Error()
+		c.Status, c.Error = session.CompactionFailed, modelError(err, "").Error()
 	case resp.FinishReason == "length":
 		c.Status, c.Error = session.CompactionFailed, "the summary hit the output token limit before it was complete"
 	case strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) > 0:

@@ -56,7 +56,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 			return t.cancelled(), false
 		}
 		t.closeOpen(false, "the model request failed")
-		return Outcome{Err: stepError(err, model)}, false
+		return Outcome{Err: modelError(err, model)}, false
 	}
 	msg := session.AssistantMessage{Turn: t.turn, Step: t.step, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason}
 	if resp.Usage != nil {

@@ -56,7 +56,7 @@ func (a *Agent) MakeTitle(ctx context.Context, s *Session, prompt, answer string
 	}
 	resp, err := a.cfg.Client.Stream(ctx, req, nil)
 	if err != nil {
-		return "", modelError(err)
+		return "", modelError(err, "")
 	}
 	if resp.Usage != nil {
 		s.addCost(a.cfg.Meter, model, *resp.Usage, a.cfg.Now())

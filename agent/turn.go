@@ -272,15 +272,22 @@ func RetryNotice(r llm.Retry) tools.Notice {
 	return tools.Notice{Severity: tools.NoticeWarning, Title: "Retrying the model request", Description: desc}
 }
 
-// modelError turns a model client error into a TurnError.
-func modelError(err error) error {
+// ReasonModelNotFound is the TurnError.Reason of a turn whose model the
+// endpoint does not know (llm.IsModelNotFound).
+const ReasonModelNotFound = "MODEL_NOT_FOUND"
+
+// modelError turns a model client error into a TurnError. model, when
+// known, is the model the request asked for: an endpoint's refusal of
+// that name says which model and where to pick another (the session's
+// Model selector, --model).
+func modelError(err error, model string) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return &TurnError{Message: "The model request failed: " + err.Error(), Reason: "UNKNOWN", Err: err}
 	}
 	te := &TurnError{Reason: le.Code, Status: le.Status, Err: err}
-	switch le.Code {
-	case "NO_API_KEY":
+	switch {
+	case le.Code == llm.CodeNoAPIKey:
 		te.Auth = true
 		te.Message = "No API key: run `dsh-acp login` in a terminal, or set DSH_API_KEY (or DEEPSEEK_API_KEY) in the agent's environment."
 		if le.Err != nil {
@@ -288,9 +295,12 @@ func modelError(err error) error {
 			// credentials file, named).
 			te.Message = le.Message
 		}
-	case "AUTH":
+	case le.Code == llm.CodeAuth:
 		te.Auth = true
 		te.Message = fmt.Sprintf("The model endpoint rejected the API key (HTTP %d: %s); run `dsh-acp login` again, or check DSH_API_KEY / DEEPSEEK_API_KEY.", le.Status, le.Message)
+	case model != "" && llm.IsModelNotFound(err):
+		te.Reason = ReasonModelNotFound
+		te.Message = fmt.Sprintf("The model endpoint does not know the model %q (HTTP %d: %s); choose another in the session's Model selector, or start the agent with --model NAME (DSH_MODEL).", model, le.Status, le.Message)
 	default:
 		te.Message = le.Error()
 	}

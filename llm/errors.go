@@ -124,7 +124,7 @@ func IsModelNotFound(err error) bool {
 	if !strings.Contains(m, "model") {
 		return false
 	}
-	for _, w := range []string{"not exist", "not found", "does not exist", "unknown model", "no such model", "invalid model"} {
+	for _, w := range []string{"not exist", "not found", "unknown model", "no such model", "invalid model"} {
 		if strings.Contains(m, w) {
 			return true
 		}
