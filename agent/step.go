@@ -6,7 +6,8 @@ package agent
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -47,7 +48,7 @@ func (t *turnRun) arguments(sc *streamCall, piece string) {
 // turn goes on with another step.
 func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 	req, model := t.request()
-	st := &stepStream{t: t, ids: map[int]string{}, names: map[int]string{}, byIndex: map[int]*streamCall{}}
+	st := &stepStream{t: t, byIndex: map[int]*streamCall{}}
 	resp, err := t.a.cfg.Client.Stream(ctx, req, st.delta)
 	if err != nil {
 		// Keep what was streamed: the text stays in the history.
@@ -63,7 +64,7 @@ func (t *turnRun) doStep(ctx context.Context) (Outcome, bool) {
 		msg.Usage = &session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 			CacheHitTokens: resp.Usage.CacheHitTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
 	}
-	calls := t.pairCalls(resp.ToolCalls, st.ids, st.names)
+	calls := t.pairCalls(resp.ToolCalls, st.byIndex)
 	if rule, ok := finishRules[resp.FinishReason]; ok {
 		t.emitMessage(msg, model, resp.Usage)
 		t.closeOpen(false, rule.why)
@@ -140,10 +141,9 @@ func (t *turnRun) request() (llm.Request, string) {
 
 // stepStream is what one step's stream has given so far: the text and
 // reasoning (kept for a request that fails midway), and the calls by the
-// model's index with the ids given them.
+// model's index (each with the id given it and its name).
 type stepStream struct {
 	t               *turnRun
-	ids, names      map[int]string
 	byIndex         map[int]*streamCall
 	text, reasoning strings.Builder
 }
@@ -161,11 +161,10 @@ func (st *stepStream) delta(d llm.Delta) {
 		st.text.WriteString(d.Text)
 		t.emit(session.AssistantChunk{Turn: t.turn, Step: t.step, Kind: session.ChunkText, Text: d.Text})
 	case llm.DeltaToolCall:
-		if _, seen := st.ids[d.Index]; seen {
+		if _, seen := st.byIndex[d.Index]; seen {
 			return
 		}
 		id := t.s.claimID(d.ID)
-		st.ids[d.Index], st.names[d.Index] = id, d.Name
 		sc := &streamCall{id: id, name: d.Name}
 		st.byIndex[d.Index], t.streamed[id] = sc, sc
 		t.open[id] = true
@@ -241,17 +240,13 @@ func (t *turnRun) logCall(c session.ToolCallRef) {
 
 // pairCalls matches the response's complete tool calls (in index order)
 // with the ids announced while streaming.
-func (t *turnRun) pairCalls(calls []llm.ToolCall, ids map[int]string, names map[int]string) []session.ToolCallRef {
-	idx := make([]int, 0, len(ids))
-	for i := range ids {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+func (t *turnRun) pairCalls(calls []llm.ToolCall, streamed map[int]*streamCall) []session.ToolCallRef {
+	idx := slices.Sorted(maps.Keys(streamed))
 	out := make([]session.ToolCallRef, 0, len(calls))
 	for i, c := range calls {
 		var id string
 		if i < len(idx) {
-			id = ids[idx[i]]
+			id = streamed[idx[i]].id
 		} else {
 			id = t.s.claimID(c.ID)
 			t.open[id] = true
@@ -260,7 +255,7 @@ func (t *turnRun) pairCalls(calls []llm.ToolCall, ids map[int]string, names map[
 		}
 		name := c.Name
 		if name == "" && i < len(idx) {
-			name = names[idx[i]]
+			name = streamed[idx[i]].name
 		}
 		out = append(out, session.ToolCallRef{CallID: id, Name: name, Arguments: c.Arguments})
 	}
