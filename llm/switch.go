@@ -37,13 +37,6 @@ func (s *Switch) Route(baseURL, key string) {
 	s.mu.Unlock()
 }
 
-// BaseURL is the endpoint calls go to now.
-func (s *Switch) BaseURL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur.baseURL()
-}
-
 func (s *Switch) now() HTTP {
 	s.mu.Lock()
 	defer s.mu.Unlock()

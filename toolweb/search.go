@@ -40,7 +40,7 @@ func (w *web) searchTool() tools.Tool {
 		ConcurrencySafe: !w.serial(),
 		Execute:         w.executeSearch,
 		PresentCall:     presentSearchCall,
-		PresentStart:    presentSearchStart,
+		PresentStart:    presentSearchCall,
 		PresentResult:   presentSearchResult,
 	})
 }
@@ -138,8 +138,6 @@ func presentSearchCall(a SearchArgs) tools.ToolCallView {
 	raw, _ := json.Marshal(q)
 	return tools.GenericCall{Title: q, Kind: tools.KindSearch, RawInput: raw}
 }
-
-func presentSearchStart(a SearchArgs) tools.ToolCallView { return presentSearchCall(a) }
 
 // presentSearchResult shows each result as a resource link (URI, title,
 // summary), which an editor can follow; no results (or an error) keep
