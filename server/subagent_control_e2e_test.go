@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
+	"github.com/dsh-acp/dsh-acp/internal/acpclient"
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/server"
 )
@@ -23,84 +23,101 @@ import (
 // "Always allow" given for the child covers the parent's own write
 // after it.
 func TestSubagentPermissionE2E(t *testing.T) {
-	for _, shown := range []bool{true, false} {
-		t.Run(fmt.Sprintf("subagents=%v", shown), func(t *testing.T) {
-			t.Parallel()
-			var cwd string
-			write := func(step int, name string) string {
-				b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(cwd, name), "content": "x\n"})
-				return e2etest.ToolCallsAt(step, [2]string{"write", string(b)})
+	withAndWithoutSubagents(t, func(t *testing.T, shown bool, start harnessOpts) {
+		var cwd string
+		write := func(step int, name string) string {
+			return e2etest.ToolCallsAt(step, [2]string{"write", toolArgs(map[string]any{"file_path": filepath.Join(cwd, name), "content": "x\n"})})
+		}
+		m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
+			n := len(r.results())
+			switch {
+			case r.firstUser() == "write twice" && n == 0:
+				return e2etest.ToolCallsAt(0, subCall("subagent", "Write out", "task W"))
+			case r.firstUser() == "write twice" && n == 1:
+				return write(2, "parent.txt")
+			case r.firstUser() == "write twice":
+				return answer("both written")
+			case r.firstUser() == "task W" && n == 0:
+				return write(1, "child.txt")
+			case r.firstUser() == "task W":
+				return answer("child wrote")
 			}
-			m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
-				n := len(r.results())
-				switch {
-				case r.firstUser() == "write twice" && n == 0:
-					return e2etest.ToolCallsAt(0, subCall("subagent", "Write out", "task W"))
-				case r.firstUser() == "write twice" && n == 1:
-					return write(2, "parent.txt")
-				case r.firstUser() == "write twice":
-					return answer("both written")
-				case r.firstUser() == "task W" && n == 0:
-					return write(1, "child.txt")
-				case r.firstUser() == "task W":
-					return answer("child wrote")
-				}
-				return ""
-			})
-			h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
-			cwd = h.cwd
-			pc := &permissionClient{outcome: "allow-always"}
-			h.client.OnRequest = pc.handle
-			o := harnessOpts{}
-			if shown {
-				o.caps = subagentCaps
-			}
-			sid := h.start(o)
-			if stop, err := h.prompt(sid, "write twice"); err != nil || stop != acp.StopEndTurn {
-				t.Fatalf("prompt = %q, %v", stop, err)
-			}
-			for _, f := range []string{"child.txt", "parent.txt"} {
-				if b, err := os.ReadFile(filepath.Join(cwd, f)); err != nil || string(b) != "x\n" {
-					t.Errorf("%s: %q, %v", f, b, err)
-				}
-			}
-			if pc.count() != 1 {
-				t.Fatalf("asked %d times, want once (the child's answer covers the parent)", pc.count())
-			}
-			req := pc.asked[0]
-			ns := h.notes()
-			if !shown {
-				if req.SessionID != sid || req.ToolCall.Title == nil || !strings.HasPrefix(*req.ToolCall.Title, "Write out: ") {
-					t.Errorf("the request is on %s titled %v, want the parent's naming the child", req.SessionID, req.ToolCall.Title)
-				}
-				return
-			}
-			children := checkSubagentOrder(t, ns, sid)
-			if len(children) != 1 || req.SessionID != children[0] {
-				t.Fatalf("the request is on %s, want the child's id (%v)", req.SessionID, children)
-			}
-			var states []string
-			for _, n := range ns {
-				if su, ok := n.Update.(acp.SubagentUpdate); ok && su.State != nil {
-					states = append(states, su.State.State)
-				}
-			}
-			if want := []string{"running", "requires_action", "running", "idle"}; !slices.Equal(states, want) {
-				t.Errorf("the child's states are %v, want %v", states, want)
-			}
+			return ""
 		})
-	}
+		h := newHarness(t, harnessOpts{model: m.client("k"), mode: "default"})
+		cwd = h.cwd
+		pc := &permissionClient{outcome: "allow-always"}
+		h.client.OnRequest = pc.handle
+		sid := h.start(start)
+		h.promptAll(sid, "write twice")
+		for _, f := range []string{"child.txt", "parent.txt"} {
+			if b, err := os.ReadFile(filepath.Join(cwd, f)); err != nil || string(b) != "x\n" {
+				t.Errorf("%s: %q, %v", f, b, err)
+			}
+		}
+		if pc.count() != 1 {
+			t.Fatalf("asked %d times, want once (the child's answer covers the parent)", pc.count())
+		}
+		req := pc.asked[0]
+		ns := h.notes()
+		if !shown {
+			if req.SessionID != sid || req.ToolCall.Title == nil || !strings.HasPrefix(*req.ToolCall.Title, "Write out: ") {
+				t.Errorf("the request is on %s titled %v, want the parent's naming the child", req.SessionID, req.ToolCall.Title)
+			}
+			return
+		}
+		children := checkSubagentOrder(t, ns, sid)
+		if len(children) != 1 || req.SessionID != children[0] {
+			t.Fatalf("the request is on %s, want the child's id (%v)", req.SessionID, children)
+		}
+		var states []string
+		for _, n := range ns {
+			if su, ok := n.Update.(acp.SubagentUpdate); ok && su.State != nil {
+				states = append(states, su.State.State)
+			}
+		}
+		if want := []string{"running", "requires_action", "running", "idle"}; !slices.Equal(states, want) {
+			t.Errorf("the child's states are %v, want %v", states, want)
+		}
+	})
 }
 
-// blockedChild answers a child's request only when it is abandoned (the
-// child was cancelled); asked says the request arrived.
-func blockedChild(r *http.Request, asked chan<- struct{}) string {
+// waitingChildModel is a model whose parent prompt "start one" starts
+// one subagent ("Wait forever", task C) whose request is answered only
+// when abandoned (the child was cancelled); asked says it arrived. Given
+// the child's result, the parent answers "went on after <result>".
+func waitingChildModel(t *testing.T) (m *routedModel, asked <-chan struct{}) {
+	ch := make(chan struct{}, 1)
+	m = newRoutedModel(t, func(r subReq, req *http.Request) string {
+		switch {
+		case r.firstUser() == "start one" && len(r.results()) == 0:
+			return e2etest.ToolCallsAt(0, subCall("subagent", "Wait forever", "task C"))
+		case r.firstUser() == "start one":
+			return answer("went on after " + r.results()[0])
+		case r.firstUser() == "task C":
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+			<-req.Context().Done()
+		}
+		return ""
+	})
+	return m, ch
+}
+
+// startWaitingChild sends "start one" on sid (on a waitingChildModel)
+// and returns the prompt's answer channel once the child's request has
+// arrived.
+func startWaitingChild(t *testing.T, h *harness, sid string, asked <-chan struct{}) <-chan acpclient.Message {
+	t.Helper()
+	ch := sendPrompt(t, h, sid, "start one", nil)
 	select {
-	case asked <- struct{}{}:
-	default:
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child made no request")
 	}
-	<-r.Context().Done()
-	return ""
+	return ch
 }
 
 // TestSubagentCancelE2E: session/cancel of a child (its capability said
@@ -112,29 +129,10 @@ func TestSubagentCancelE2E(t *testing.T) {
 	for _, which := range []string{"child", "parent"} {
 		t.Run(which, func(t *testing.T) {
 			t.Parallel()
-			asked := make(chan struct{}, 1)
-			m := newRoutedModel(t, func(r subReq, req *http.Request) string {
-				switch {
-				case r.firstUser() == "start one" && len(r.results()) == 0:
-					return e2etest.ToolCallsAt(0, subCall("subagent", "Wait forever", "task C"))
-				case r.firstUser() == "start one":
-					return answer("went on after " + r.results()[0])
-				case r.firstUser() == "task C":
-					return blockedChild(req, asked)
-				}
-				return ""
-			})
+			m, asked := waitingChildModel(t)
 			h := newHarness(t, harnessOpts{model: m.client("k")})
 			sid := h.start(harnessOpts{caps: subagentCaps})
-			_, ch, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock("start one")}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-asked:
-			case <-time.After(30 * time.Second):
-				t.Fatal("the child made no request")
-			}
+			ch := startWaitingChild(t, h, sid, asked)
 			var child string
 			for _, n := range h.notes() {
 				if su, ok := n.Update.(acp.SubagentUpdate); ok {
@@ -145,10 +143,8 @@ func TestSubagentCancelE2E(t *testing.T) {
 				h.cancelPrompt(sid, ch, 30*time.Second)
 			} else {
 				_ = h.client.Notify("session/cancel", map[string]any{"sessionId": child})
-				msg := <-ch
-				var pr acp.PromptResponse
-				if msg.Error != nil || json.Unmarshal(msg.Result, &pr) != nil || pr.StopReason != acp.StopEndTurn {
-					t.Fatalf("the prompt answered %s / %v, want end_turn", msg.Result, msg.Error)
+				if r := stopReasonOf(t, ch); r != acp.StopEndTurn {
+					t.Fatalf("the prompt answered %s, want end_turn", r)
 				}
 				if got := joined(updatesOn(h.notes(), sid), acp.UpdateAgentMessageChunk); got != "went on after Error: subagent run was cancelled" {
 					t.Errorf("the parent answered %q", got)
@@ -191,9 +187,7 @@ func TestSubagentFailuresE2E(t *testing.T) {
 	})
 	h := newHarness(t, harnessOpts{model: m.client("k")})
 	sid := h.start(harnessOpts{caps: subagentCaps})
-	if stop, err := h.prompt(sid, "fail"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h.promptAll(sid, "fail")
 	want := []string{"no nesting", "Error: subagent run hit its token limit before finishing",
 		"Error: subagent run ended without an answer: its last message had no text"}
 	if got := m.asking("fail")[1].results(); !slices.Equal(got, want) {
@@ -246,9 +240,7 @@ func TestSubagentModelOptionE2E(t *testing.T) {
 	if o, _ := option(after, "subagent_model"); o.Select.CurrentValue != "flash-1" {
 		t.Errorf("after set_config_option: %+v", o.Select)
 	}
-	if stop, err := h.prompt(sid, "delegate"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h.promptAll(sid, "delegate")
 	if p, c := m.asking("delegate")[0].Model, m.asking("task F")[0].Model; p != "deepseek-chat" || c != "flash-1" {
 		t.Errorf("the parent asked %q and the child %q, want deepseek-chat and flash-1", p, c)
 	}
@@ -292,9 +284,7 @@ func TestSubagentBoundE2E(t *testing.T) {
 	})
 	h := newHarness(t, harnessOpts{model: m.client("k")})
 	sid := h.start(harnessOpts{})
-	if stop, err := h.prompt(sid, "split"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h.promptAll(sid, "split")
 	if most != 4 {
 		t.Errorf("at most %d children were in flight, want 4", most)
 	}
@@ -308,36 +298,13 @@ func TestSubagentBoundE2E(t *testing.T) {
 // the prompt answers cancelled.
 func TestSubagentCloseE2E(t *testing.T) {
 	t.Parallel()
-	asked := make(chan struct{}, 1)
-	m := newRoutedModel(t, func(r subReq, req *http.Request) string {
-		switch r.firstUser() {
-		case "start one":
-			return e2etest.ToolCallsAt(0, subCall("subagent", "Wait forever", "task C"))
-		case "task C":
-			return blockedChild(req, asked)
-		}
-		return ""
-	})
+	m, asked := waitingChildModel(t)
 	h := newHarness(t, harnessOpts{model: m.client("k")})
 	sid := h.start(harnessOpts{caps: subagentCaps})
-	_, ch, err := h.client.Send("session/prompt", map[string]any{"sessionId": sid, "prompt": []acp.ContentBlock{acp.TextBlock("start one")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child made no request")
-	}
+	ch := startWaitingChild(t, h, sid, asked)
 	h.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
-	select {
-	case msg := <-ch:
-		var pr acp.PromptResponse
-		if msg.Error != nil || json.Unmarshal(msg.Result, &pr) != nil || pr.StopReason != acp.StopCancelled {
-			t.Fatalf("the prompt answered %s / %v, want cancelled", msg.Result, msg.Error)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the prompt did not answer after the close")
+	if r := stopReasonOf(t, ch); r != acp.StopCancelled {
+		t.Fatalf("the prompt answered %s after the close, want cancelled", r)
 	}
 	ns := h.notes()
 	children := checkSubagentOrder(t, ns, sid)
@@ -368,9 +335,7 @@ func TestSubagentDepthE2E(t *testing.T) {
 	})
 	h := newHarness(t, harnessOpts{model: m.client("k"), options: func(o *server.Options) { o.SubagentDepth = 2 }})
 	sid := h.start(harnessOpts{caps: subagentCaps})
-	if stop, err := h.prompt(sid, "nest"); err != nil || stop != acp.StopEndTurn {
-		t.Fatalf("prompt = %q, %v", stop, err)
-	}
+	h.promptAll(sid, "nest")
 	if got := joined(updatesOn(h.notes(), sid), acp.UpdateAgentMessageChunk); got != "outer said inner said deep" {
 		t.Errorf("the parent answered %q", got)
 	}

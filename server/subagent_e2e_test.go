@@ -211,6 +211,23 @@ func lastContent(us []acp.Update, callID string) string {
 	return text
 }
 
+// withAndWithoutSubagents runs body as two parallel subtests,
+// "subagents=true" with the client advertising the subagents capability
+// and "subagents=false" without it; start is the harnessOpts to start
+// the session with.
+func withAndWithoutSubagents(t *testing.T, body func(t *testing.T, shown bool, start harnessOpts)) {
+	for _, shown := range []bool{true, false} {
+		t.Run(fmt.Sprintf("subagents=%v", shown), func(t *testing.T) {
+			t.Parallel()
+			start := harnessOpts{}
+			if shown {
+				start.caps = subagentCaps
+			}
+			body(t, shown, start)
+		})
+	}
+}
+
 // TestSubagentParallelE2E: two subagent calls of one response run at
 // once (child A's request waits for child B's), each a fresh child whose
 // first request holds only the system prompt and its task, offered the
@@ -220,110 +237,100 @@ func lastContent(us []acp.Update, callID string) string {
 // sent on another id and each parent card lists its child's calls, then
 // the answer.
 func TestSubagentParallelE2E(t *testing.T) {
-	for _, shown := range []bool{true, false} {
-		t.Run(fmt.Sprintf("subagents=%v", shown), func(t *testing.T) {
-			t.Parallel()
-			bAsked := make(chan struct{})
-			var once sync.Once
-			var cwd string
-			calls := []([2]string){subCall("subagent", "Read the notes", "task A"), subCall("subagent", "Say B", "task B")}
-			m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
-				switch r.firstUser() {
-				case "delegate":
-					if len(r.results()) == 0 {
-						return e2etest.ToolCallsAt(0, calls...)
+	withAndWithoutSubagents(t, func(t *testing.T, shown bool, start harnessOpts) {
+		bAsked := make(chan struct{})
+		var once sync.Once
+		var cwd string
+		calls := []([2]string){subCall("subagent", "Read the notes", "task A"), subCall("subagent", "Say B", "task B")}
+		m := newRoutedModel(t, func(r subReq, _ *http.Request) string {
+			switch r.firstUser() {
+			case "delegate":
+				if len(r.results()) == 0 {
+					return e2etest.ToolCallsAt(0, calls...)
+				}
+				return answer("both done")
+			case "task A":
+				if len(r.results()) == 0 {
+					select {
+					case <-bAsked:
+					case <-time.After(20 * time.Second):
+						t.Error("child B made no request while child A's first one waited: the children did not run at once")
 					}
-					return answer("both done")
-				case "task A":
-					if len(r.results()) == 0 {
-						select {
-						case <-bAsked:
-						case <-time.After(20 * time.Second):
-							t.Error("child B made no request while child A's first one waited: the children did not run at once")
-						}
-						b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(cwd, "notes.txt")})
-						return e2etest.ToolCallsAt(1, [2]string{"read", string(b)})
-					}
-					return answer("answer A")
-				case "task B":
-					once.Do(func() { close(bAsked) })
-					return answer("answer B")
+					return e2etest.ToolCallsAt(1, [2]string{"read", toolArgs(map[string]any{"file_path": filepath.Join(cwd, "notes.txt")})})
 				}
-				return ""
-			})
-			h := newHarness(t, harnessOpts{model: m.client("k")})
-			cwd = h.cwd
-			if err := os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("the notes\n"), 0o644); err != nil {
-				t.Fatal(err)
+				return answer("answer A")
+			case "task B":
+				once.Do(func() { close(bAsked) })
+				return answer("answer B")
 			}
-			o := harnessOpts{}
-			if shown {
-				o.caps = subagentCaps
-			}
-			sid := h.start(o)
-			if stop, err := h.prompt(sid, "delegate"); err != nil || stop != acp.StopEndTurn {
-				t.Fatalf("prompt = %q, %v", stop, err)
-			}
-			parentReqs := m.asking("delegate")
-			if len(parentReqs) != 2 {
-				t.Fatalf("%d parent requests, want 2", len(parentReqs))
-			}
-			if got := parentReqs[1].results(); !slices.Equal(got, []string{"answer A", "answer B"}) {
-				t.Errorf("the parent's tool results are %q, want the answers in call order", got)
-			}
-			system := parentReqs[0].Messages[0].Content
-			for _, task := range []string{"task A", "task B"} {
-				first := m.asking(task)[0]
-				if len(first.Messages) != 2 || first.Messages[0].Role != "system" || first.Messages[0].Content != system || first.Messages[1].Content != task {
-					t.Errorf("%s's first request holds %d messages (%+v), want the session's system prompt and the task", task, len(first.Messages), first.Messages)
-				}
-				names := first.toolNames()
-				if slices.Contains(names, "subagent") || slices.Contains(names, "subagent_fork") || !slices.Contains(names, "read") {
-					t.Errorf("%s is offered %v, want the tools without the subagent ones", task, names)
-				}
-			}
-			ns := h.notes()
-			idA := e2etest.CallID(0, 0, calls[0][0], calls[0][1])
-			if shown {
-				children := checkSubagentOrder(t, ns, sid)
-				if len(children) != 2 {
-					t.Fatalf("%d children announced, want 2", len(children))
-				}
-				texts := []string{}
-				for _, c := range children {
-					texts = append(texts, joined(updatesOn(ns, c), acp.UpdateAgentMessageChunk))
-					if st := finalState(ns, c); st == nil || st.StopReason != acp.StopEndTurn || st.Usage == nil || st.Usage.OutputTokens == 0 {
-						t.Errorf("child %s ends with %+v, want idle end_turn with its usage", c, st)
-					}
-				}
-				slices.Sort(texts)
-				if !slices.Equal(texts, []string{"answer A", "answer B"}) {
-					t.Errorf("the children's own answers are %q", texts)
-				}
-				if got := lastContent(updatesOn(ns, sid), idA); got != "answer A" {
-					t.Errorf("the parent's card for child A ends with %q, want its answer", got)
-				}
-				named := map[string]string{}
-				for _, u := range updatesOn(ns, sid) {
-					if c, ok := toolCard(u); ok && c.Meta != nil && c.Meta.SubagentSessionInfo != nil {
-						named[c.ToolCallID] = c.Meta.SubagentSessionInfo.SessionID
-					}
-				}
-				if len(named) != 2 || !slices.Contains(children, named[idA]) {
-					t.Errorf("the parent's cards name the children %v (announced %v)", named, children)
-				}
-				return
-			}
-			for _, n := range ns {
-				if n.SessionID != sid || n.Update.SessionUpdateKind() == acp.UpdateSubagent {
-					t.Fatalf("without the capability: a %s update on %s", n.Update.SessionUpdateKind(), n.SessionID)
-				}
-			}
-			if got, want := lastContent(updatesOn(ns, sid), idA), "- Read notes.txt (completed)\nanswer A"; got != want {
-				t.Errorf("the parent's card for child A ends with %q, want %q", got, want)
-			}
+			return ""
 		})
-	}
+		h := newHarness(t, harnessOpts{model: m.client("k")})
+		cwd = h.cwd
+		if err := os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("the notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sid := h.start(start)
+		h.promptAll(sid, "delegate")
+		parentReqs := m.asking("delegate")
+		if len(parentReqs) != 2 {
+			t.Fatalf("%d parent requests, want 2", len(parentReqs))
+		}
+		if got := parentReqs[1].results(); !slices.Equal(got, []string{"answer A", "answer B"}) {
+			t.Errorf("the parent's tool results are %q, want the answers in call order", got)
+		}
+		system := parentReqs[0].Messages[0].Content
+		for _, task := range []string{"task A", "task B"} {
+			first := m.asking(task)[0]
+			if len(first.Messages) != 2 || first.Messages[0].Role != "system" || first.Messages[0].Content != system || first.Messages[1].Content != task {
+				t.Errorf("%s's first request holds %d messages (%+v), want the session's system prompt and the task", task, len(first.Messages), first.Messages)
+			}
+			names := first.toolNames()
+			if slices.Contains(names, "subagent") || slices.Contains(names, "subagent_fork") || !slices.Contains(names, "read") {
+				t.Errorf("%s is offered %v, want the tools without the subagent ones", task, names)
+			}
+		}
+		ns := h.notes()
+		idA := e2etest.CallID(0, 0, calls[0][0], calls[0][1])
+		if shown {
+			children := checkSubagentOrder(t, ns, sid)
+			if len(children) != 2 {
+				t.Fatalf("%d children announced, want 2", len(children))
+			}
+			texts := []string{}
+			for _, c := range children {
+				texts = append(texts, joined(updatesOn(ns, c), acp.UpdateAgentMessageChunk))
+				if st := finalState(ns, c); st == nil || st.StopReason != acp.StopEndTurn || st.Usage == nil || st.Usage.OutputTokens == 0 {
+					t.Errorf("child %s ends with %+v, want idle end_turn with its usage", c, st)
+				}
+			}
+			slices.Sort(texts)
+			if !slices.Equal(texts, []string{"answer A", "answer B"}) {
+				t.Errorf("the children's own answers are %q", texts)
+			}
+			if got := lastContent(updatesOn(ns, sid), idA); got != "answer A" {
+				t.Errorf("the parent's card for child A ends with %q, want its answer", got)
+			}
+			named := map[string]string{}
+			for _, u := range updatesOn(ns, sid) {
+				if c, ok := toolCard(u); ok && c.Meta != nil && c.Meta.SubagentSessionInfo != nil {
+					named[c.ToolCallID] = c.Meta.SubagentSessionInfo.SessionID
+				}
+			}
+			if len(named) != 2 || !slices.Contains(children, named[idA]) {
+				t.Errorf("the parent's cards name the children %v (announced %v)", named, children)
+			}
+			return
+		}
+		for _, n := range ns {
+			if n.SessionID != sid || n.Update.SessionUpdateKind() == acp.UpdateSubagent {
+				t.Fatalf("without the capability: a %s update on %s", n.Update.SessionUpdateKind(), n.SessionID)
+			}
+		}
+		if got, want := lastContent(updatesOn(ns, sid), idA), "- Read notes.txt (completed)\nanswer A"; got != want {
+			t.Errorf("the parent's card for child A ends with %q, want %q", got, want)
+		}
+	})
 }
 
 // TestSubagentForkE2E: a subagent_fork child starts from the
