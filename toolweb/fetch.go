@@ -133,13 +133,18 @@ func fetchText(p page) string {
 	return capText(b.String(), MaxOutputBytes, "; fetch a more specific URL for the rest")
 }
 
-func presentFetchCall(a FetchArgs) tools.ToolCallView {
-	u := strings.TrimSpace(a.URL)
-	if u == "" {
+// presentFetchCall is web_fetch's card: kind fetch, titled with the URL.
+func presentFetchCall(a FetchArgs) tools.ToolCallView { return callCard(a.URL, tools.KindFetch) }
+
+// callCard is the call card of both web tools: titled with what the call
+// asks for (s trimmed, also its rawInput), of kind; nil while s is empty.
+func callCard(s string, kind tools.Kind) tools.ToolCallView {
+	s = strings.TrimSpace(s)
+	if s == "" {
 		return nil
 	}
-	raw, _ := json.Marshal(u)
-	return tools.GenericCall{Title: u, Kind: tools.KindFetch, RawInput: raw}
+	raw, _ := json.Marshal(s)
+	return tools.GenericCall{Title: s, Kind: kind, RawInput: raw}
 }
 
 // presentFetchResult shows the page as one text block: its title (bold)

@@ -130,14 +130,9 @@ func orURL(title, u string) string {
 // oneLine folds s's whitespace runs (newlines included) to one space.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func presentSearchCall(a SearchArgs) tools.ToolCallView {
-	q := strings.TrimSpace(a.Query)
-	if q == "" {
-		return nil
-	}
-	raw, _ := json.Marshal(q)
-	return tools.GenericCall{Title: q, Kind: tools.KindSearch, RawInput: raw}
-}
+// presentSearchCall is web_search's card: kind search, titled with the
+// query.
+func presentSearchCall(a SearchArgs) tools.ToolCallView { return callCard(a.Query, tools.KindSearch) }
 
 // presentSearchResult shows each result as a resource link (URI, title,
 // summary), which an editor can follow; no results (or an error) keep
