@@ -152,15 +152,16 @@ func (t *turnRun) compact(ctx context.Context, events []session.Event, before in
 	model := t.s.model(cfg.Model)
 	// The history as the turn's own request would carry it (images only
 	// to a model that takes them), so the endpoint's cache serves it.
-	hist := History(eventsBefore(events, before), cfg.Meter.Images(model))
-	if len(hist) == 0 || len(hist) == 1 && lastCompactionStandsAlone(events, before) {
+	sys := llm.Message{Role: "system", Content: t.a.SystemFor(t.s)}
+	msgs := History(eventsBefore(events, before), cfg.Meter.Images(model), sys)
+	if hist := msgs[1:]; len(hist) == 0 || len(hist) == 1 && lastCompactionStandsAlone(events, before) {
 		c.Status, c.Error = session.CompactionFailed, "there is nothing to compact yet"
 		return t.endCompaction(c)
 	}
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append(append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, hist...), llm.Message{Role: "user", Content: SummaryRequest(focus)}),
+		Messages: append(msgs, llm.Message{Role: "user", Content: SummaryRequest(focus)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {

@@ -29,8 +29,11 @@ import (
 // before the compaction's Before; the last completed compaction wins.
 // Prompts the agent served itself (UserMessage.Local, e.g. /compact) are
 // never part of it.
-func History(events []session.Event, images bool) []llm.Message {
-	var msgs []llm.Message
+//
+// The conversation follows prefix (e.g. the system message) in the one
+// slice returned, so a request is built without copying it again.
+func History(events []session.Event, images bool, prefix ...llm.Message) []llm.Message {
+	msgs := prefix
 	if c, ok := lastCompaction(events); ok {
 		msgs = append(msgs, llm.Message{Role: "user", Content: SummaryMessage(c.Summary)})
 		events = eventsFrom(events, c.Before)

@@ -120,14 +120,11 @@ var finishRules = map[string]finishRule{
 func (t *turnRun) request() (llm.Request, string) {
 	cfg := t.a.cfg
 	st := t.s.Settings()
-	model := st.Model
-	if model == "" {
-		model = cfg.Model
-	}
+	model := t.s.model(cfg.Model)
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: append([]llm.Message{{Role: "system", Content: t.a.SystemFor(t.s)}}, History(t.s.Store.Events(), cfg.Meter.Images(model))...),
+		Messages: History(t.s.Store.Events(), cfg.Meter.Images(model), llm.Message{Role: "system", Content: t.a.SystemFor(t.s)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {
