@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"math"
-
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -63,13 +61,11 @@ func (s *Session) AddSpent(c *session.Cost) {
 	defer s.mu.Unlock()
 	s.prepare()
 	switch {
-	case !s.cost.known:
-	case c == nil || (s.cost.currency != "" && c.Currency != "" && c.Currency != s.cost.currency):
+	case c == nil:
 		s.cost = costState{}
 	case c.Currency == "":
 		// A child that priced nothing costs nothing.
 	default:
-		s.cost.amount = math.Round((s.cost.amount+c.Amount)*1e10) / 1e10
-		s.cost.currency = c.Currency
+		s.cost.add(c.Amount, c.Currency)
 	}
 }

@@ -138,20 +138,30 @@ func (s *Session) addCost(m *llm.Meter, model string, u llm.Usage, at time.Time)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := m.Price(model)
-	if !ok || !s.cost.known || (s.cost.currency != "" && s.cost.currency != p.Currency) {
+	amount := 0.0
+	if ok {
+		amount = p.Cost(u, at)
+		ok = s.addPending(&amount, p.Currency)
+	}
+	if !ok || !s.cost.add(amount, p.Currency) {
 		s.cost, s.pending = costState{}, nil
 		return nil
 	}
-	// Rounded to 1e-10 (a ten-billionth of the currency unit) so that
-	// sums read as the prices do, not as binary fractions.
-	amount := s.cost.amount + p.Cost(u, at)
-	if !s.addPending(&amount, p.Currency) {
-		s.cost = costState{}
-		return nil
-	}
-	s.cost.amount = math.Round(amount*1e10) / 1e10
-	s.cost.currency = p.Currency
 	return &session.Cost{Amount: s.cost.amount, Currency: s.cost.currency}
+}
+
+// add adds amount in currency to the cost; false (and the cost unknown
+// from then on) when it was not known or is in another currency. Sums are
+// rounded to 1e-10 (a ten-billionth of the currency unit) so that they
+// read as the prices do, not as binary fractions.
+func (c *costState) add(amount float64, currency string) bool {
+	if !c.known || c.currency != "" && currency != c.currency {
+		*c = costState{}
+		return false
+	}
+	c.amount = math.Round((c.amount+amount)*1e10) / 1e10
+	c.currency = currency
+	return true
 }
 
 // claimID returns the model's id when it is non-empty and unused in the

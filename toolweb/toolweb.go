@@ -24,6 +24,7 @@ package toolweb
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -186,11 +187,7 @@ func (w *web) serial() bool { return w.tape.active() }
 
 // charge is the price of one successful API call of kind.
 func charge(kind string) *tools.Charge {
-	p := make(map[string]float64, len(Price))
-	for k, v := range Price {
-		p[k] = v
-	}
-	return &tools.Charge{Kind: kind, Price: p}
+	return &tools.Charge{Kind: kind, Price: maps.Clone(Price)}
 }
 
 // webErr is a failed web call: name WebError, code WEB_SEARCH_FAILED or
