@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
@@ -52,13 +53,15 @@ func ImageInfo(c Content) (width, height int, ok bool) {
 	if c.Type != ContentImage || c.Data == "" {
 		return 0, 0, false
 	}
-	// The headers are within the first few KiB (a JPEG's frame header
-	// may follow its metadata: 256 KiB covers the usual ones).
-	head, _ := io.ReadAll(io.LimitReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(c.Data)), 256<<10))
+	// The data is decoded only as far as the header goes (a JPEG's frame
+	// header may follow its metadata: at most 256 KiB are read); the
+	// model history asks for this on every request.
+	br := bufio.NewReaderSize(io.LimitReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(c.Data)), 256<<10), 4096)
+	head, _ := br.Peek(30)
 	if SniffImage(head) == MimeWebP {
 		return webpSize(head)
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(head))
+	cfg, _, err := image.DecodeConfig(br)
 	if err != nil {
 		return 0, 0, false
 	}
