@@ -91,7 +91,13 @@ func titleSourceFinal(events []session.Event) (prompt, answer string, ok, final 
 			turns = append(turns, cur)
 		case session.UserMessage:
 			if cur != nil && !d.Local {
-				cur.prompt.WriteString(tools.JoinText(d.Content))
+				// A steering message joins the turn's prompt as a
+				// paragraph of its own, not glued to the line before.
+				text := tools.JoinText(d.Content)
+				if cur.prompt.Len() > 0 && text != "" {
+					cur.prompt.WriteString("\n\n")
+				}
+				cur.prompt.WriteString(text)
 			}
 		case session.AssistantMessage:
 			if cur != nil && cur.answer.Len() < 4096 {

@@ -47,6 +47,9 @@ func TestTitleSource(t *testing.T) {
 		{"the model titled it", events(prompt, []session.Data{session.Title{Title: "T", Source: session.TitleFromModel}}, turn(1, "a", "A.", session.EndTurn)), "", "", false},
 		{"the user titled it", events([]session.Data{session.Title{Title: "Mine", Source: session.TitleFromUser}}, turn(1, "a", "A.", session.EndTurn)), "", "", false},
 		{"no turn", events(prompt), "", "", false},
+		{"a steering message", events(prompt, []session.Data{session.TurnStart{Turn: 1}, session.UserMessage{Turn: 1, Content: text("fix it")},
+			session.UserMessage{Turn: 1, Content: text("also the tests")}, session.AssistantMessage{Turn: 1, Step: 1, Text: "Both fixed."},
+			session.TurnEnd{Turn: 1, Reason: session.EndTurn}}), "fix it\n\nalso the tests", "Both fixed.", true},
 	} {
 		p, a, ok := titleSource(c.events)
 		if p != c.prompt || a != c.answer || ok != c.ok {
