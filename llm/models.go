@@ -154,10 +154,12 @@ type ModelList struct {
 	done   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
+	wg     sync.WaitGroup // the requests' goroutines, waited for by Close
 
 	mu     sync.Mutex
 	models []ModelInfo
 	err    error
+	asked  uint64 // requests sent so far; only the latest one's answer is kept
 }
 
 // NewModelList returns the list of l's models, not fetched yet. timeout
@@ -179,22 +181,50 @@ func (m *ModelList) Start() {
 	if m == nil {
 		return
 	}
-	m.start.Do(func() { go m.fetch() })
+	m.start.Do(func() { m.ask(false, nil) })
 }
 
-func (m *ModelList) fetch() {
-	defer close(m.done)
-	ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
-	defer cancel()
-	models, err := m.lister.ListModels(ctx)
+// ask sends one request on a goroutine m owns (Close waits for it).
+// The first request (again false) stores its answer, a failure
+// included, and closes Done; a later one (again) replaces the list only
+// when it succeeds. Either stores nothing when a newer request was sent
+// meanwhile, so an older answer never overwrites a newer one. then,
+// when set, runs after the answer is in, unless m was closed.
+func (m *ModelList) ask(again bool, then func()) {
 	m.mu.Lock()
-	m.models, m.err = models, err
+	m.asked++
+	n := m.asked
 	m.mu.Unlock()
+	m.wg.Go(func() {
+		if !again {
+			defer close(m.done)
+		}
+		ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
+		defer cancel()
+		models, err := m.lister.ListModels(ctx)
+		m.mu.Lock()
+		latest := n == m.asked
+		if latest && (err == nil || !again) {
+			m.models, m.err = models, err
+		}
+		m.mu.Unlock()
+		if m.ctx.Err() != nil {
+			return // abandoned by Close: nothing to report or announce
+		}
+		m.report(again, len(models), err)
+		if then != nil {
+			then()
+		}
+	})
+}
+
+// report logs how a request ended.
+func (m *ModelList) report(again bool, listed int, err error) {
 	switch {
 	case err == nil:
-		m.log.Debug("listed the endpoint's models", "models", len(models))
-	case m.ctx.Err() != nil:
-		// Abandoned at shutdown: nothing to report.
+		m.log.Debug("listed the endpoint's models", "models", listed)
+	case again:
+		m.log.Warn("could not list the models of the new endpoint; the model selector keeps the old list", "err", err)
 	case isCode(err, CodeNoAPIKey):
 		m.log.Info("no API key: the model selector lists the configured and known models only")
 	default:
@@ -272,8 +302,9 @@ func (m *ModelList) Info(id string) (ModelInfo, bool) {
 	return ModelInfo{}, false
 }
 
-// Close abandons a request under way (its goroutine ends as soon as the
-// request returns) and does not wait for it. Safe to call more than once.
+// Close abandons the requests under way (their contexts end) and waits
+// for their goroutines, which return as soon as the lister does; no
+// callback runs after it. Safe to call more than once.
 func (m *ModelList) Close() {
 	if m == nil {
 		return
@@ -281,4 +312,5 @@ func (m *ModelList) Close() {
 	m.cancel()
 	// A list never started is done now, without a request.
 	m.start.Do(func() { close(m.done) })
+	m.wg.Wait()
 }

@@ -357,7 +357,8 @@ func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 // background task (SIGTERM, then SIGKILL) and removes their spill files;
 // it stops every session's MCP servers; then it closes every session
 // log, releasing its lock (another process may then load the session); a
-// model list request still under way is abandoned, not waited for. Call
+// model list request still under way is abandoned (its goroutine is
+// waited for, which returns as soon as the request is cut). Call
 // it once the connection is done; calling it again does nothing.
 func (s *Server) Close() {
 	s.models.Close()
