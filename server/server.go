@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/dsh-acp/dsh-acp/acp"
@@ -207,6 +208,7 @@ type Server struct {
 	reg    *tools.Registry
 	shell  *toolbash.Manager
 	models *llm.ModelList
+	sweep  sync.WaitGroup // the start-up sweep of deleted sessions' leftovers
 }
 
 // New assembles a server from o. It returns an error, and starts nothing,
@@ -219,12 +221,6 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	reg := tools.NewRegistry()
-	if o.StateDir != "" {
-		// What a delete killed midway left beside its removed log.
-		if n, err := session.Sweep(o.StateDir); n > 0 || err != nil {
-			o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
-		}
-	}
 	// Commands (the model's and the agent's own) never read the agent's
 	// credentials, config and session logs, nor other tools' credentials.
 	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir, o.SandboxAllowRead...), o.Sandbox.Hidden...)
@@ -286,7 +282,19 @@ func New(o Options) (*Server, error) {
 	// editor judges the buffer against the disk with it).
 	reg.Use(b.Permission)
 	reg.Use(toolfs.WatchCommands(reg.Get))
-	return &Server{bridge: b, reg: reg, shell: shell, models: models}, nil
+	srv := &Server{bridge: b, reg: reg, shell: shell, models: models}
+	if o.StateDir != "" {
+		// What a delete killed midway left beside its removed log, swept
+		// in the background: a folder of 10,000 logs takes milliseconds
+		// to read, which start-up does not wait for. A session created
+		// meanwhile has a log, so nothing of it is swept.
+		srv.sweep.Go(func() {
+			if n, err := session.Sweep(o.StateDir); n > 0 || err != nil {
+				o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
+			}
+		})
+	}
+	return srv, nil
 }
 
 // checkOptions checks o and fills its defaults (mode, log); it returns
@@ -361,6 +369,7 @@ func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 // waited for, which returns as soon as the request is cut). Call
 // it once the connection is done; calling it again does nothing.
 func (s *Server) Close() {
+	s.sweep.Wait()
 	s.models.Close()
 	s.shell.Shutdown()
 	s.bridge.Close()
