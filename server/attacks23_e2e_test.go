@@ -326,8 +326,9 @@ func TestAttack23BypassUnsandboxed(t *testing.T) {
 
 // TestAttack23DeleteKilledMidway: a delete killed after it removed the
 // log (simulated: the log is removed by hand, its lock and title stay)
-// leaves nothing once the agent starts again: the start-up sweep removes
-// the companions; a live session's files stay.
+// leaves nothing once the agent has run again: the start-up sweep (in
+// the background; Close waits for it) removes the companions; a live
+// session's files stay.
 func TestAttack23DeleteKilledMidway(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	h1 := newHarness(t, harnessOpts{replay: e2etest.Replay(t, e2etest.Text(nil, []string{"One."}, "stop"), e2etest.Text(nil, []string{"Two."}, "stop")), stateDir: state, cwd: cwd})
@@ -349,6 +350,7 @@ func TestAttack23DeleteKilledMidway(t *testing.T) {
 	keptLog := logOf(t, state, kept)
 	h2 := newHarness(t, harnessOpts{replay: e2etest.Replay(t), stateDir: state, cwd: cwd})
 	h2.initialize()
+	h2.stop()
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.Base(path)+"*"))
 	if len(left) != 0 {
 		t.Errorf("left after the start-up sweep: %q", left)
