@@ -209,7 +209,7 @@ func (x *Index) saveDisk(root string) {
 				n++
 			}
 		}
-		if writeReplace(path, b.String()) == nil {
+		if replaceFile(path, []byte(b.String()), false) == nil {
 			d.lines, d.dirty, d.foldersDirty = n, map[string]bool{}, false
 		}
 		return
@@ -259,29 +259,6 @@ func decodeFolder(line string) (rel string, mtime int64, ok bool) {
 		return "", 0, false
 	}
 	return rel, mt, true
-}
-
-// writeReplace replaces path with s: a temporary file beside it (mode
-// 0600) renamed over it.
-func writeReplace(path, s string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(s)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), filePerm)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
 }
 
 // encodeEntry is the index line of the log at rel (its path below the

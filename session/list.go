@@ -79,26 +79,18 @@ func Delete(path string) error {
 		}
 		return fmt.Errorf("session: deleting %s: %w", path, err)
 	}
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	entries, err := os.ReadDir(dir)
+	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("session: deleting the backups of %s: %w", path, err)
 	}
-	var errs []error
-	lockName := filepath.Base(LockPath(path))
+	var names []string
 	for _, e := range entries {
-		n := e.Name()
-		if b, ok := sidecarOf(n); ok && b == base && n != lockName {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
+		if b, ok := sidecarOf(e.Name()); ok && b == filepath.Base(path) {
+			names = append(names, e.Name())
 		}
 	}
-	if err := os.Remove(LockPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("session: deleting the backups of %s: %w", path, errors.Join(errs...))
+	if _, err := removeCompanions(path, names); err != nil {
+		return fmt.Errorf("session: deleting the backups of %s: %w", path, err)
 	}
 	return nil
 }

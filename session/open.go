@@ -1,8 +1,6 @@
 package session
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,18 +102,11 @@ func (l *Loaded) writeRepair() error {
 	}
 	// A repair left half-written by a crash: the lock is ours, so no
 	// other process is writing one; remove it now.
-	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Path), "."+globEscape(filepath.Base(l.Path))+".tmp-*"))
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Path), globEscape(tempPrefix(filepath.Base(l.Path)))+"*"))
 	for _, p := range stale {
 		_ = os.Remove(p)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(l.Path), "."+filepath.Base(l.Path)+".tmp-"+hex.EncodeToString(rnd[:]))
-	if err := writeNew(tmp, repaired.buf.Bytes()); err != nil {
-		return fmt.Errorf("session: writing the repaired log: %w", err)
-	}
-	if err := os.Rename(tmp, l.Path); err != nil {
-		_ = os.Remove(tmp)
+	if err := replaceFile(l.Path, repaired.buf.Bytes(), true); err != nil {
 		return fmt.Errorf("session: replacing the log with its repair: %w", err)
 	}
 	l.data = repaired.buf.Bytes()

@@ -15,14 +15,17 @@ import (
 // log itself, a foreign file).
 func sidecarOf(n string) (base string, ok bool) {
 	if rest, ok := strings.CutPrefix(n, "."); ok {
-		// .B.tmp-X (a repair's) and .B.title.tmp-X (a title's).
+		// .B.tmp-X (a repair's) and .B.title.tmp-X (a title's): see
+		// tempPrefix.
 		if b, _, ok := strings.Cut(rest, ".tmp-"); ok {
 			b = strings.TrimSuffix(b, ".title")
 			return b, strings.HasSuffix(b, ".jsonl")
 		}
 		return "", false
 	}
-	for _, suffix := range []string{".lock", ".title", ".archived"} {
+	// The companions' names are the log's name plus a suffix: the ones
+	// LockPath, TitlePath and ArchivedPath add.
+	for _, suffix := range []string{LockPath(""), TitlePath(""), ArchivedPath("")} {
 		if b, ok := strings.CutSuffix(n, suffix); ok {
 			return b, strings.HasSuffix(b, ".jsonl")
 		}
@@ -74,6 +77,7 @@ func Sweep(root string) (int, error) {
 			}
 		}
 	}
+	removed += sweepIndexTemps(root)
 	return removed, errors.Join(errs...)
 }
 
@@ -93,24 +97,19 @@ func sweepGroup(path string, names []string) (int, error) {
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
-	lockName := filepath.Base(LockPath(path))
-	if !slices.Contains(names, lockName) {
-		names = append(names, lockName) // Acquire made it
-	}
-	// The lock file goes last, while held.
-	slices.SortStableFunc(names, func(a, b string) int {
-		switch {
-		case a == lockName:
-			return 1
-		case b == lockName:
-			return -1
-		}
-		return 0
-	})
+	return removeCompanions(path, names)
+}
+
+// removeCompanions removes the companion files names (in the folder of
+// the log at path), then the log's lock file, which the caller holds:
+// the lock goes last, so no other process locks the log meanwhile. It
+// returns how many files it removed; files already gone are no error.
+func removeCompanions(path string, names []string) (int, error) {
+	dir, lockName := filepath.Dir(path), filepath.Base(LockPath(path))
 	removed := 0
 	var errs []error
-	for _, n := range names {
-		if err := os.Remove(filepath.Join(filepath.Dir(path), n)); err == nil {
+	for _, n := range append(slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == lockName }), lockName) {
+		if err := os.Remove(filepath.Join(dir, n)); err == nil {
 			removed++
 		} else if !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

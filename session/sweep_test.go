@@ -1,10 +1,12 @@
 package session
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestSidecarOf: the companions of a log are recognised by name, and
@@ -64,5 +66,54 @@ func TestSweep(t *testing.T) {
 	}
 	if n, err := Sweep(filepath.Join(root, "missing")); n != 0 || err != nil {
 		t.Errorf("a missing root: %d, %v", n, err)
+	}
+}
+
+// TestSweepIndexTemps: a temporary file of the list index that a crash
+// left is removed once it is older than staleTemp; a fresh one, which
+// another process may be about to rename, and the index itself stay.
+func TestSweepIndexTemps(t *testing.T) {
+	root := t.TempDir()
+	old, fresh := filepath.Join(root, ".list-index.tmp-111"), filepath.Join(root, ".list-index.tmp-222")
+	for _, p := range []string{old, fresh, filepath.Join(root, IndexFile)} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * staleTemp)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Sweep(root); n != 1 || err != nil {
+		t.Errorf("Sweep = %d, %v; want 1 removed", n, err)
+	}
+	entries, _ := os.ReadDir(root)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if want := []string{IndexFile, ".list-index.tmp-222"}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
+	}
+}
+
+// TestReplaceFile: the new content replaces the old whole, mode 0600,
+// and no temporary file stays behind.
+func TestReplaceFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.jsonl.title")
+	for _, durable := range []bool{false, true} {
+		want := fmt.Sprintf("content %v\n", durable)
+		if err := replaceFile(p, []byte(want), durable); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		st, _ := os.Stat(p)
+		if err != nil || string(b) != want || st.Mode().Perm() != 0o600 {
+			t.Errorf("durable=%v: %q, %v, mode %v", durable, b, err, st.Mode())
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the folder, want 1", len(entries))
 	}
 }

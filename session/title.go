@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // A log's title file: the title the session has now, beside its log
@@ -33,22 +32,7 @@ func WriteTitleFile(logPath string, t Title) error {
 		return fmt.Errorf("session: encoding a title: %w", err)
 	}
 	path := TitlePath(logPath)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("session: writing the title file: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), filePerm)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
+	if err := replaceFile(path, append(b, '\n'), false); err != nil {
 		return fmt.Errorf("session: writing the title file %s: %w", path, err)
 	}
 	return nil
