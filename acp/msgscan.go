@@ -57,132 +57,150 @@ func (m *msgScan) feed(b []byte) {
 	m.pos += int64(len(b))
 	for i, c := range b {
 		m.at = base + int64(i)
-		switch m.state {
-		case scanStart:
-			if isSpace(c) {
-				continue
-			}
-			m.state = scanDone
-			if c == '{' {
-				m.state = scanKey
-			}
-		case scanKey:
-			if isSpace(c) {
-				continue
-			}
-			m.state = scanDone
-			if c == '"' {
-				m.state, m.key, m.keyOK, m.esc = scanInKey, m.key[:0], true, false
-			}
-		case scanInKey:
-			switch {
-			case m.esc:
-				m.esc = false
-			case c == '\\':
-				m.esc, m.keyOK = true, false // no key we look for has escapes
-			case c == '"':
-				m.state = scanColon
-				continue
-			}
-			if m.keyOK && len(m.key) < 8 {
-				m.key = append(m.key, c)
-			} else {
-				m.keyOK = false
-			}
-		case scanColon:
-			if isSpace(c) {
-				continue
-			}
-			m.state = scanDone
-			if c == ':' {
-				m.state = scanValue
-				k := ""
-				if m.keyOK {
-					k = string(m.key)
-				}
-				m.isID = k == "id"
-				m.isBody = k == "params" || k == "result"
-				m.idSeen = m.idSeen || m.isID
-				m.method = m.method || k == "method"
-				m.result = m.result || k == "result"
-				m.errorKey = m.errorKey || k == "error"
-				m.val, m.valOK = m.val[:0], true
-			}
-		case scanValue:
-			if isSpace(c) {
-				continue
-			}
-			m.state, m.depth, m.inStr, m.esc = scanInValue, 0, false, false
-			if m.isBody {
-				m.bodyStart = m.at
-			}
-			switch c {
-			case '"':
-				m.inStr = true
-			case '{', '[':
-				m.depth = 1
-			}
-			m.add(c)
-		case scanInValue:
-			if m.inStr {
-				m.add(c)
-				switch {
-				case m.esc:
-					m.esc = false
-				case c == '\\':
-					m.esc = true
-				case c == '"':
-					m.inStr = false
-					if m.depth == 0 {
-						m.endBody()
-						m.end()
-						m.state = scanComma
-					}
-				}
-				continue
-			}
-			if m.depth > 0 {
-				m.add(c)
-				switch c {
-				case '"':
-					m.inStr = true
-				case '{', '[':
-					m.depth++
-				case '}', ']':
-					if m.depth--; m.depth == 0 {
-						m.endBody()
-						m.end()
-						m.state = scanComma
-					}
-				}
-				continue
-			}
-			// A number, true, false or null.
-			switch {
-			case c == ',':
-				m.end()
-				m.state = scanKey
-			case c == '}':
-				m.end()
-				m.state = scanDone
-			case isSpace(c):
-				m.end()
-				m.state = scanComma
-			default:
-				m.add(c)
-			}
-		case scanComma:
-			if isSpace(c) {
-				continue
-			}
-			m.state = scanDone
-			if c == ',' {
-				m.state = scanKey
-			}
-		case scanDone:
+		if m.state == scanDone {
 			return
 		}
+		m.step(c)
 	}
+}
+
+// step takes the message's next byte c.
+func (m *msgScan) step(c byte) {
+	switch m.state {
+	case scanStart:
+		m.expect(c, '{', scanKey)
+	case scanKey:
+		if m.expect(c, '"', scanInKey) {
+			m.key, m.keyOK, m.esc = m.key[:0], true, false
+		}
+	case scanInKey:
+		m.keyByte(c)
+	case scanColon:
+		if m.expect(c, ':', scanValue) {
+			m.keyDone()
+		}
+	case scanValue:
+		if !isSpace(c) {
+			m.valueStart(c)
+		}
+	case scanInValue:
+		m.valueByte(c)
+	case scanComma:
+		m.expect(c, ',', scanKey)
+	case scanDone:
+	}
+}
+
+// expect skips blanks; then c must be want, which moves the scan to
+// next (true), and anything else ends it (false).
+func (m *msgScan) expect(c, want byte, next int) bool {
+	if isSpace(c) {
+		return false
+	}
+	m.state = scanDone
+	if c == want {
+		m.state = next
+		return true
+	}
+	return false
+}
+
+// keyByte takes a byte of a top-level member's key.
+func (m *msgScan) keyByte(c byte) {
+	switch {
+	case m.esc:
+		m.esc = false
+	case c == '\\':
+		m.esc, m.keyOK = true, false // no key we look for has escapes
+	case c == '"':
+		m.state = scanColon
+		return
+	}
+	if m.keyOK && len(m.key) < 8 {
+		m.key = append(m.key, c)
+	} else {
+		m.keyOK = false
+	}
+}
+
+// keyDone notes which member the key just read names.
+func (m *msgScan) keyDone() {
+	k := ""
+	if m.keyOK {
+		k = string(m.key)
+	}
+	m.isID = k == "id"
+	m.isBody = k == "params" || k == "result"
+	m.idSeen = m.idSeen || m.isID
+	m.method = m.method || k == "method"
+	m.result = m.result || k == "result"
+	m.errorKey = m.errorKey || k == "error"
+	m.val, m.valOK = m.val[:0], true
+}
+
+// valueStart takes the first byte c of a member's value.
+func (m *msgScan) valueStart(c byte) {
+	m.state, m.depth, m.inStr, m.esc = scanInValue, 0, false, false
+	if m.isBody {
+		m.bodyStart = m.at
+	}
+	switch c {
+	case '"':
+		m.inStr = true
+	case '{', '[':
+		m.depth = 1
+	}
+	m.add(c)
+}
+
+// valueByte takes a later byte c of a member's value: inside a string,
+// inside an object or array, or of a number, true, false or null.
+func (m *msgScan) valueByte(c byte) {
+	switch {
+	case m.inStr:
+		m.add(c)
+		switch {
+		case m.esc:
+			m.esc = false
+		case c == '\\':
+			m.esc = true
+		case c == '"':
+			m.inStr = false
+			if m.depth == 0 {
+				m.valueDone()
+			}
+		}
+	case m.depth > 0:
+		m.add(c)
+		switch c {
+		case '"':
+			m.inStr = true
+		case '{', '[':
+			m.depth++
+		case '}', ']':
+			if m.depth--; m.depth == 0 {
+				m.valueDone()
+			}
+		}
+	case c == ',':
+		m.end()
+		m.state = scanKey
+	case c == '}':
+		m.end()
+		m.state = scanDone
+	case isSpace(c):
+		m.end()
+		m.state = scanComma
+	default:
+		m.add(c)
+	}
+}
+
+// valueDone ends a string, object or array value.
+func (m *msgScan) valueDone() {
+	m.endBody()
+	m.end()
+	m.state = scanComma
 }
 
 // add keeps c of "id"'s value, up to maxIDBytes.
