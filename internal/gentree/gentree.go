@@ -95,6 +95,26 @@ const (
 // Generate writes a tree under root (created if missing; it should be
 // empty) and returns its manifest. Errors are the file system's.
 func Generate(root string, o Options) (Manifest, error) {
+	o = withDefaults(o)
+	b := &builder{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)), dirs: map[string]bool{}}
+	b.plain(".gitignore", rootGitignore)
+	b.plain(".git/info/exclude", gitExclude)
+	b.plain(".git/HEAD", "ref: refs/heads/main\n"+o.Needle+"\n")
+	for i := 0; i < o.Files; i++ {
+		b.file(i)
+	}
+	for k := 0; k < 10; k++ {
+		b.plain(fmt.Sprintf("pkg%d/.gitignore", k), pkgGitignore)
+		for j := 0; j < 10; j += 2 {
+			b.plain(fmt.Sprintf("pkg%d/sub%d/.ignore", k, j), subIgnore)
+		}
+	}
+	err := b.writeOut(root) // it counts the folders into b.m
+	return b.m, err
+}
+
+// withDefaults fills o's unset fields with their defaults.
+func withDefaults(o Options) Options {
 	if o.Files <= 0 {
 		o.Files = 1000
 	}
@@ -107,107 +127,116 @@ func Generate(root string, o Options) (Manifest, error) {
 	if o.MeanLines <= 0 {
 		o.MeanLines = 40
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
-	var m Manifest
-	dirs := map[string]bool{}
-	type job struct {
-		rel  string
-		data []byte
+	return o
+}
+
+// builder plans a tree: the manifest, the folders and the files to
+// write.
+type builder struct {
+	o           Options
+	rng         *rand.Rand
+	m           Manifest
+	dirs        map[string]bool // folders to make, by path below the root
+	jobs        []job
+	visibleText int // visible text files planned so far
+}
+
+// job is one file to write.
+type job struct {
+	rel  string
+	data []byte
+}
+
+// write plans the file rel with its folders.
+func (b *builder) write(rel string, data []byte) {
+	for d := filepath.Dir(rel); d != "." && !b.dirs[d]; d = filepath.Dir(d) {
+		b.dirs[d] = true
 	}
-	var jobs []job
-	addDir := func(rel string) {
-		for d := rel; d != "." && !dirs[d]; d = filepath.Dir(d) {
-			dirs[d] = true
+	b.jobs = append(b.jobs, job{rel, data})
+}
+
+// plain writes a file of the tree's own (an ignore file, git's files)
+// and lists it; .git/ is hidden from every search.
+func (b *builder) plain(rel, data string) {
+	f := File{Rel: rel, Ignored: strings.HasPrefix(rel, ".git/"), Lines: bytes.Count([]byte(data), []byte("\n"))}
+	b.m.Files = append(b.m.Files, f)
+	b.m.Bytes += int64(len(data))
+	b.write(rel, []byte(data))
+}
+
+// file plans the tree's i-th generated file. Folders: pkg0..pkg9 /
+// sub0..sub9 / leaf0..leaf9 (1110 folders), the files spread over the
+// leaves and a few at each level above.
+func (b *builder) file(i int) {
+	f := placed(i)
+	var data []byte
+	if f.Binary {
+		data = []byte("\x7fELF\x00\x00\x01" + b.o.Needle + "\x00\n" + b.o.Needle + "\n")
+	} else {
+		// Ignored files hold the needle: a search that sees them
+		// reports them.
+		plant := f.Ignored || b.visibleText%b.o.NeedleEvery == 0
+		data, f.Lines, f.NeedleLines = text(b.rng, b.o, plant)
+		if !f.Ignored {
+			b.visibleText++
 		}
 	}
-	write := func(rel string, data []byte) {
-		addDir(filepath.Dir(rel))
-		jobs = append(jobs, job{rel, data})
+	if f.Ignored {
+		// Only visible files report needle lines.
+		f.NeedleLines = nil
 	}
-	// plain writes a file of the tree's own (an ignore file, git's
-	// files) and lists it; .git/ is hidden from every search.
-	plain := func(rel, data string) {
-		f := File{Rel: rel, Ignored: strings.HasPrefix(rel, ".git/"), Lines: bytes.Count([]byte(data), []byte("\n"))}
-		m.Files = append(m.Files, f)
-		m.Bytes += int64(len(data))
-		write(rel, []byte(data))
+	b.m.Bytes += int64(len(data))
+	b.m.Files = append(b.m.Files, f)
+	b.write(f.Rel, data)
+}
+
+// placed is the i-th generated file's path and kind.
+func placed(i int) File {
+	k, j, l := i%10, (i/10)%10, (i/100)%10
+	dir := fmt.Sprintf("pkg%d/sub%d/leaf%d", k, j, l)
+	name := fmt.Sprintf("f%d.txt", i)
+	f := File{}
+	switch r := i % 97; {
+	case r == 1:
+		dir, name, f.Ignored = fmt.Sprintf("pkg%d/build", k), fmt.Sprintf("out%d.txt", i), true
+	case r == 2:
+		name, f.Ignored = fmt.Sprintf("run%d.log", i), true
+	case r == 3:
+		dir, name, f.Ignored = "vendor/lib", fmt.Sprintf("v%d.go", i), true
+	case r == 4:
+		name, f.Ignored = fmt.Sprintf("secret-%d.txt", i), true
+	case r == 5:
+		name, f.Ignored = fmt.Sprintf("scratch%d.tmp", i), true
+	case r == 6:
+		dir = fmt.Sprintf("pkg%d/sub%d/leaf%d/k%d", k, j, l, i)
+		name = "keep.tmp"
+	case r == 7 && j%2 == 0:
+		dir, f.Ignored = fmt.Sprintf("pkg%d/sub%d/generated", k, j), true
+	case r == 8:
+		dir = fmt.Sprintf("pkg%d/sub%d", k, j)
+	case r == 9:
+		name, f.Binary = fmt.Sprintf("blob%d.bin", i), true
+	case r == 10:
+		// A vendor folder below the root is not hidden: "/vendor/" is
+		// anchored to the root.
+		dir = fmt.Sprintf("pkg%d/vendor", k)
 	}
-	plain(".gitignore", rootGitignore)
-	plain(".git/info/exclude", gitExclude)
-	plain(".git/HEAD", "ref: refs/heads/main\n"+o.Needle+"\n")
-	// Folders: pkg0..pkg9 / sub0..sub9 / leaf0..leaf9 (1110 folders),
-	// the files spread over the leaves and a few at each level above.
-	visibleText := 0
-	for i := 0; i < o.Files; i++ {
-		k, j, l := i%10, (i/10)%10, (i/100)%10
-		dir := fmt.Sprintf("pkg%d/sub%d/leaf%d", k, j, l)
-		name := fmt.Sprintf("f%d.txt", i)
-		f := File{}
-		switch r := i % 97; {
-		case r == 1:
-			dir, name, f.Ignored = fmt.Sprintf("pkg%d/build", k), fmt.Sprintf("out%d.txt", i), true
-		case r == 2:
-			name, f.Ignored = fmt.Sprintf("run%d.log", i), true
-		case r == 3:
-			dir, name, f.Ignored = "vendor/lib", fmt.Sprintf("v%d.go", i), true
-		case r == 4:
-			name, f.Ignored = fmt.Sprintf("secret-%d.txt", i), true
-		case r == 5:
-			name, f.Ignored = fmt.Sprintf("scratch%d.tmp", i), true
-		case r == 6:
-			dir = fmt.Sprintf("pkg%d/sub%d/leaf%d/k%d", k, j, l, i)
-			name = "keep.tmp"
-		case r == 7 && j%2 == 0:
-			dir, f.Ignored = fmt.Sprintf("pkg%d/sub%d/generated", k, j), true
-		case r == 8:
-			dir = fmt.Sprintf("pkg%d/sub%d", k, j)
-		case r == 9:
-			name, f.Binary = fmt.Sprintf("blob%d.bin", i), true
-		case r == 10:
-			// A vendor folder below the root is not hidden: "/vendor/"
-			// is anchored to the root.
-			dir = fmt.Sprintf("pkg%d/vendor", k)
-		}
-		f.Rel = dir + "/" + name
-		var data []byte
-		if f.Binary {
-			data = []byte("\x7fELF\x00\x00\x01" + o.Needle + "\x00\n" + o.Needle + "\n")
-		} else {
-			plant := !f.Ignored && visibleText%o.NeedleEvery == 0
-			if f.Ignored {
-				// Ignored files hold the needle: a search that sees them
-				// reports them.
-				plant = true
-			}
-			data, f.Lines, f.NeedleLines = text(rng, o, plant)
-			if !f.Ignored {
-				visibleText++
-			}
-		}
-		if f.Ignored {
-			// Only visible files report needle lines.
-			f.NeedleLines = nil
-		}
-		m.Bytes += int64(len(data))
-		m.Files = append(m.Files, f)
-		write(f.Rel, data)
-	}
-	for k := 0; k < 10; k++ {
-		plain(fmt.Sprintf("pkg%d/.gitignore", k), pkgGitignore)
-		for j := 0; j < 10; j += 2 {
-			plain(fmt.Sprintf("pkg%d/sub%d/.ignore", k, j), subIgnore)
-		}
-	}
-	// Make the folders, then write the files in parallel.
+	f.Rel = dir + "/" + name
+	return f
+}
+
+// writeOut makes the folders under root, then writes the files in
+// parallel; it returns the first error.
+func (b *builder) writeOut(root string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return m, err
+		return err
 	}
-	for d := range dirs {
+	for d := range b.dirs {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			return m, err
+			return err
 		}
 		if d != ".git" && d != ".git/info" {
-			m.Dirs++
+			b.m.Dirs++
 		}
 	}
 	var (
@@ -225,12 +254,12 @@ func Generate(root string, o Options) (Manifest, error) {
 			}
 		})
 	}
-	for _, j := range jobs {
+	for _, j := range b.jobs {
 		ch <- j
 	}
 	close(ch)
 	wg.Wait()
-	return m, first
+	return first
 }
 
 // text makes one text file; with plant, the needle goes on one or two
