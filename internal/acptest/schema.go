@@ -221,6 +221,42 @@ func (v *Validator) Validate(line []byte, method string) error {
 	name, isCall := m["method"].(string)
 	_, hasID := m["id"]
 	e, isErr := m["error"]
+	if !isCall {
+		name = method
+	}
+	set, def, known, err := v.schemaFor(m, name, isCall, hasID, isErr)
+	if err != nil {
+		return err
+	}
+	if err := set.root.Validate(inst); err != nil {
+		return fmt.Errorf("not an ACP message (%s): %w", set.file, err)
+	}
+	switch {
+	case isCall && !known:
+		return fmt.Errorf("the agent may not send method %q", name)
+	case isCall:
+		return set.check(def, m["params"])
+	case isErr:
+		return set.check("Error", e)
+	case method == "":
+		return nil
+	case !known:
+		return fmt.Errorf("no response type for method %q", method)
+	}
+	if err := set.check(def, m["result"]); err != nil {
+		return err
+	}
+	return v.unstableFields(set, def, m["result"])
+}
+
+// schemaFor picks the schema a message m of method name is checked
+// against: the stable one, else the unstable one for a method only it
+// has (not for an error response), and for a session/update whose kind
+// only the unstable schema has (sent to clients that advertise it). def
+// is the method's type in the set's request, notification or response
+// table (which one by isCall and hasID); known is false when no table
+// has the method.
+func (v *Validator) schemaFor(m map[string]any, name string, isCall, hasID, isErr bool) (set *schemaSet, def string, known bool, err error) {
 	table := func(s *schemaSet) map[string]string {
 		switch {
 		case isCall && hasID:
@@ -231,15 +267,12 @@ func (v *Validator) Validate(line []byte, method string) error {
 			return s.responses
 		}
 	}
-	if !isCall {
-		name = method
-	}
-	set := v.stable
-	def, known := table(set)[name]
+	set = v.stable
+	def, known = table(set)[name]
 	if !known && name != "" && !isErr {
 		un, err := v.unstable()
 		if err != nil {
-			return fmt.Errorf("acptest: %w", err)
+			return nil, "", false, fmt.Errorf("acptest: %w", err)
 		}
 		if d, ok := table(un)[name]; ok {
 			set, def, known = un, d, true
@@ -250,41 +283,25 @@ func (v *Validator) Validate(line []byte, method string) error {
 		// to a client advertising it: checked against that schema.
 		un, err := v.unstable()
 		if err != nil {
-			return fmt.Errorf("acptest: %w", err)
+			return nil, "", false, fmt.Errorf("acptest: %w", err)
 		}
 		if un.kinds[kind] {
 			set, def = un, un.notifications[name]
 		}
 	}
-	if err := set.root.Validate(inst); err != nil {
-		return fmt.Errorf("not an ACP message (%s): %w", set.file, err)
+	return set, def, known, nil
+}
+
+// check validates val against the set's schema type def.
+func (s *schemaSet) check(def string, val any) error {
+	sch := s.defs[def]
+	if sch == nil {
+		return fmt.Errorf("no schema type %s in %s", def, s.file)
 	}
-	check := func(def string, val any) error {
-		s := set.defs[def]
-		if s == nil {
-			return fmt.Errorf("no schema type %s in %s", def, set.file)
-		}
-		if err := s.Validate(val); err != nil {
-			return fmt.Errorf("%s (%s): %w", def, set.file, err)
-		}
-		return nil
+	if err := sch.Validate(val); err != nil {
+		return fmt.Errorf("%s (%s): %w", def, s.file, err)
 	}
-	switch {
-	case isCall && !known:
-		return fmt.Errorf("the agent may not send method %q", name)
-	case isCall:
-		return check(def, m["params"])
-	case isErr:
-		return check("Error", e)
-	case method == "":
-		return nil
-	case !known:
-		return fmt.Errorf("no response type for method %q", method)
-	}
-	if err := check(def, m["result"]); err != nil {
-		return err
-	}
-	return v.unstableFields(set, def, m["result"])
+	return nil
 }
 
 // unstableFields checks a stable response's result that carries fields
