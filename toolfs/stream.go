@@ -86,29 +86,12 @@ func streamWindow(ctx context.Context, r io.Reader, offset, limit int) (streamRe
 	// the text check.
 	total := w.seen
 	if !eof {
-		buf := make([]byte, streamBuf)
-		var n, last = 0, byte('\n')
-		for {
-			if err := ctx.Err(); err != nil {
-				return streamResult{}, err
-			}
-			k, err := br.Read(buf)
-			if k > 0 {
-				n += bytes.Count(buf[:k], []byte{'\n'})
-				last = buf[k-1]
-			}
-			if check.nul || check.bad {
-				return streamResult{problem: check.problem()}, nil
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return streamResult{}, err
-			}
-		}
-		if last != '\n' {
-			n++
+		n, err := restLines(ctx, br, check)
+		switch {
+		case err != nil:
+			return streamResult{}, err
+		case check.nul || check.bad:
+			return streamResult{problem: check.problem()}, nil
 		}
 		if !w.capped {
 			total += n
@@ -118,4 +101,36 @@ func streamWindow(ctx context.Context, r io.Reader, offset, limit int) (streamRe
 		return streamResult{problem: p}, nil
 	}
 	return streamResult{body: w.body(total), total: total, sum: h.Sum64()}, nil
+}
+
+// restLines reads br to its end (for the hash and the text check that
+// tee from it) and counts its lines, a last one without a newline
+// included; it stops early when check finds the file is not text (the
+// count is then meaningless).
+func restLines(ctx context.Context, br *bufio.Reader, check *textCheck) (int, error) {
+	buf := make([]byte, streamBuf)
+	n, last := 0, byte('\n')
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		k, err := br.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if check.nul || check.bad {
+			return 0, nil
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
 }
