@@ -71,16 +71,9 @@ type globHit struct {
 }
 
 func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output, error) {
-	if a.Pattern == "" {
-		return tools.Output{}, argErr("pattern must be a non-empty string")
-	}
-	pattern := strings.TrimPrefix(filepath.ToSlash(a.Pattern), "./")
-	if !doublestar.ValidatePattern(pattern) {
-		return tools.Output{}, argErr("pattern " + strconv.Quote(a.Pattern) + " is not a valid glob")
-	}
-	// The pattern stays below path, which the permission check judged.
-	if strings.HasPrefix(pattern, "/") || pattern == ".." || strings.HasPrefix(pattern, "../") || strings.Contains(pattern, "/../") || strings.HasSuffix(pattern, "/..") {
-		return tools.Output{}, argErr("pattern must be relative to path and stay below it; put the folder to search in path")
+	pattern, err := globPattern(a.Pattern)
+	if err != nil {
+		return tools.Output{}, err
 	}
 	cwd := cwdOf(ex.Session)
 	root, shown, fi, err := resolveRoot(cwd, a.Path)
@@ -93,32 +86,74 @@ func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output,
 	// Walk only below the pattern's literal folder ("src/**/*.go" walks
 	// src); the rest of the pattern matches below it.
 	base, rest := doublestar.SplitPattern(pattern)
-	// The literal folder is resolved the kernel's way too (it holds no
-	// "..", but may hold a symlink), and must lead inside root or cwd.
-	start := root
+	start, w, none := globStart(root, cwd, base)
+	if none != "" {
+		return tools.Output{Content: []tools.Content{tools.Text(none)}}, nil
+	}
+	hits, err := globHits(ctx, w, rest)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Output{}, searchErr("SEARCH_ABORTED", "glob aborted", ctx.Err())
+		}
+		return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(start)+": "+err.Error(), err)
+	}
+	return globOutput(cwd, hits, w), nil
+}
+
+// globPattern checks a glob's pattern and returns it with slashes and
+// without a leading "./"; it must be valid and stay below the search's
+// path, which the permission check judged.
+func globPattern(p string) (string, error) {
+	if p == "" {
+		return "", argErr("pattern must be a non-empty string")
+	}
+	pattern := strings.TrimPrefix(filepath.ToSlash(p), "./")
+	if !doublestar.ValidatePattern(pattern) {
+		return "", argErr("pattern " + strconv.Quote(p) + " is not a valid glob")
+	}
+	if strings.HasPrefix(pattern, "/") || pattern == ".." || strings.HasPrefix(pattern, "../") || strings.Contains(pattern, "/../") || strings.HasSuffix(pattern, "/..") {
+		return "", argErr("pattern must be relative to path and stay below it; put the folder to search in path")
+	}
+	return pattern, nil
+}
+
+// globStart resolves the pattern's literal folder base below root the
+// kernel's way (it holds no "..", but may hold a symlink) and returns
+// it with the walk that starts there; none is the whole answer instead
+// when there is nothing to walk: no such folder, or one that leads
+// outside root and cwd (noted).
+func globStart(root, cwd, base string) (start string, w *walk, none string) {
+	start = root
 	if base != "." {
+		var err error
 		if start, err = permission.ResolvePath(root, filepath.FromSlash(base)); err != nil {
-			return tools.Output{Content: []tools.Content{tools.Text("No files found")}}, nil
+			return "", nil, "No files found"
 		}
 	}
-	w := newWalk(start, root, cwd)
+	w = newWalk(start, root, cwd)
 	if start != root {
 		st, err := os.Stat(start)
 		if err != nil || !st.IsDir() {
-			return tools.Output{Content: []tools.Content{tools.Text("No files found")}}, nil
+			return "", nil, "No files found"
 		}
 		if !within(root, start) && !within(cwd, start) {
 			w.linksOutside.Add(1)
 			var nt notes
 			walkNotes(&nt, w)
-			return tools.Output{Content: []tools.Content{tools.Text("No files found" + nt.String())}}, nil
+			return "", nil, "No files found" + nt.String()
 		}
 	}
+	return start, w, ""
+}
+
+// globHits walks w and returns the files whose path below the start
+// matches rest, newest first (then by path).
+func globHits(ctx context.Context, w *walk, rest string) ([]globHit, error) {
 	var (
 		mu   sync.Mutex
 		hits []globHit
 	)
-	err = w.run(ctx, func(path, rel string) error {
+	err := w.run(ctx, func(path, rel string) error {
 		if !doublestar.MatchUnvalidated(rest, rel) {
 			return nil
 		}
@@ -132,18 +167,18 @@ func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output,
 		mu.Unlock()
 		return nil
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return tools.Output{}, searchErr("SEARCH_ABORTED", "glob aborted", ctx.Err())
-		}
-		return tools.Output{}, searchErr("SEARCH_IO_ERROR", "cannot search "+strconv.Quote(start)+": "+err.Error(), err)
-	}
 	sort.Slice(hits, func(i, j int) bool {
 		if !hits[i].mod.Equal(hits[j].mod) {
 			return hits[i].mod.After(hits[j].mod)
 		}
 		return pathLess(hits[i].path, hits[j].path)
 	})
+	return hits, err
+}
+
+// globOutput is the model's text and the card's locations for hits:
+// at most DefaultHeadLimit paths and MaxOutputBytes, then the notes.
+func globOutput(cwd string, hits []globHit, w *walk) tools.Output {
 	var (
 		b    strings.Builder
 		meta resultMeta
@@ -177,5 +212,5 @@ func executeGlob(ctx context.Context, ex *tools.Exec, a GlobArgs) (tools.Output,
 		}
 	}
 	walkNotes(&nt, w)
-	return tools.Output{Content: []tools.Content{tools.Text(b.String() + nt.String())}, Meta: meta.marshal()}, nil
+	return tools.Output{Content: []tools.Content{tools.Text(b.String() + nt.String())}, Meta: meta.marshal()}
 }

@@ -325,104 +325,128 @@ func (c *collector) render(cwd, mode string, w *walk) (string, resultMeta) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	files := c.sorted()
-	var (
-		b    strings.Builder
-		meta resultMeta
-		nt   notes
-		cut  bool // the byte cap was reached
-	)
-	locate := func(f found) {
-		if len(meta.Locations) < MaxLocations {
-			if l := location(f.path, f.res.first); l != nil {
-				meta.Locations = append(meta.Locations, *l)
-			}
-		}
-	}
-	write := func(s string) bool {
-		if b.Len()+len(s)+1 > MaxOutputBytes {
-			cut = true
-			return false
-		}
-		b.WriteString(s)
-		b.WriteByte('\n')
-		return true
-	}
-	shown := 0
+	o := &grepOut{}
 	switch {
 	case c.files == 0:
 		if mode == modeFiles {
-			b.WriteString("No files found\n")
+			o.b.WriteString("No files found\n")
 		} else {
-			b.WriteString("No matches found\n")
+			o.b.WriteString("No matches found\n")
 		}
 	case mode == modeContent:
-	out:
-		for fi, f := range files {
-			if shown >= c.limit {
-				break
-			}
-			p := displayPath(cwd, f.path)
-			// With context, "--" also separates files, as grep and rg
-			// print it.
-			if fi > 0 && c.context > 0 && !write("--") {
-				break
-			}
-			locate(f)
-			for _, l := range f.res.lines {
-				if shown >= c.limit {
-					break out
-				}
-				var line string
-				switch {
-				case l.n == 0:
-					line = "--"
-				case l.match:
-					line = p + ":" + strconv.Itoa(l.n) + ":" + showLine(l.text, l.start)
-				default:
-					line = p + "-" + strconv.Itoa(l.n) + "-" + showLine(l.text, 0)
-				}
-				if !write(line) {
-					break out
-				}
-				if l.n > 0 {
-					shown++
-				}
-			}
-		}
-		if !cut && (c.dropped || c.entries > shown) {
-			nt.add("Showing the first " + plural(shown, "line", "lines") + "; more lines matched, in " + plural(c.files, "file", "files") +
-				" in all. Narrow the search with path, glob or a more specific pattern, or raise head_limit.")
-		}
+		c.renderLines(o, cwd, files)
 	default:
-		head := "Found " + plural(c.files, "file", "files")
-		if mode == modeCount {
-			head = "Found " + plural(c.lines, "matching line", "matching lines") + " in " + plural(c.files, "file", "files")
+		c.renderFiles(o, cwd, mode, files)
+	}
+	if o.cut {
+		o.nt.add("The output was cut at " + strconv.Itoa(MaxOutputBytes>>10) + " KiB; narrow the search or lower head_limit.")
+	}
+	walkNotes(&o.nt, w)
+	return strings.TrimRight(o.b.String(), "\n") + o.nt.String(), o.meta
+}
+
+// grepOut is a grep answer being written: the text (at most
+// MaxOutputBytes; cut once a line did not fit), the card's locations
+// and the notes.
+type grepOut struct {
+	b    strings.Builder
+	meta resultMeta
+	nt   notes
+	cut  bool
+}
+
+// write adds line s, or reports false (and marks the text cut) when it
+// would pass MaxOutputBytes.
+func (o *grepOut) write(s string) bool {
+	if o.b.Len()+len(s)+1 > MaxOutputBytes {
+		o.cut = true
+		return false
+	}
+	o.b.WriteString(s)
+	o.b.WriteByte('\n')
+	return true
+}
+
+// locate adds f's first match to the card's locations, up to
+// MaxLocations.
+func (o *grepOut) locate(f found) {
+	if len(o.meta.Locations) < MaxLocations {
+		if l := location(f.path, f.res.first); l != nil {
+			o.meta.Locations = append(o.meta.Locations, *l)
 		}
-		write(head)
-		for _, f := range files {
+	}
+}
+
+// renderLines writes the content mode's answer: matching lines (and
+// their context) file by file, up to c.limit lines.
+func (c *collector) renderLines(o *grepOut, cwd string, files []found) {
+	shown := 0
+out:
+	for fi, f := range files {
+		if shown >= c.limit {
+			break
+		}
+		p := displayPath(cwd, f.path)
+		// With context, "--" also separates files, as grep and rg
+		// print it.
+		if fi > 0 && c.context > 0 && !o.write("--") {
+			break
+		}
+		o.locate(f)
+		for _, l := range f.res.lines {
 			if shown >= c.limit {
-				break
+				break out
 			}
-			line := displayPath(cwd, f.path)
-			if mode == modeCount {
-				line += ":" + strconv.Itoa(f.res.count)
+			var line string
+			switch {
+			case l.n == 0:
+				line = "--"
+			case l.match:
+				line = p + ":" + strconv.Itoa(l.n) + ":" + showLine(l.text, l.start)
+			default:
+				line = p + "-" + strconv.Itoa(l.n) + "-" + showLine(l.text, 0)
 			}
-			if !write(line) {
-				break
+			if !o.write(line) {
+				break out
 			}
-			locate(f)
-			shown++
-		}
-		if shown < c.files && !cut {
-			nt.add("Showing the first " + strconv.Itoa(shown) + " of " + plural(c.files, "file", "files") +
-				". Narrow the search with path, glob or a more specific pattern, or raise head_limit.")
+			if l.n > 0 {
+				shown++
+			}
 		}
 	}
-	if cut {
-		nt.add("The output was cut at " + strconv.Itoa(MaxOutputBytes>>10) + " KiB; narrow the search or lower head_limit.")
+	if !o.cut && (c.dropped || c.entries > shown) {
+		o.nt.add("Showing the first " + plural(shown, "line", "lines") + "; more lines matched, in " + plural(c.files, "file", "files") +
+			" in all. Narrow the search with path, glob or a more specific pattern, or raise head_limit.")
 	}
-	walkNotes(&nt, w)
-	return strings.TrimRight(b.String(), "\n") + nt.String(), meta
+}
+
+// renderFiles writes the files and count modes' answer: a head line,
+// then one line per file (with its count), up to c.limit files.
+func (c *collector) renderFiles(o *grepOut, cwd, mode string, files []found) {
+	head := "Found " + plural(c.files, "file", "files")
+	if mode == modeCount {
+		head = "Found " + plural(c.lines, "matching line", "matching lines") + " in " + plural(c.files, "file", "files")
+	}
+	o.write(head)
+	shown := 0
+	for _, f := range files {
+		if shown >= c.limit {
+			break
+		}
+		line := displayPath(cwd, f.path)
+		if mode == modeCount {
+			line += ":" + strconv.Itoa(f.res.count)
+		}
+		if !o.write(line) {
+			break
+		}
+		o.locate(f)
+		shown++
+	}
+	if shown < c.files && !o.cut {
+		o.nt.add("Showing the first " + strconv.Itoa(shown) + " of " + plural(c.files, "file", "files") +
+			". Narrow the search with path, glob or a more specific pattern, or raise head_limit.")
+	}
 }
 
 // walkNotes adds what the walk left out.
