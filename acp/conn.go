@@ -280,9 +280,15 @@ func (s *thenSlot) runAfter() {
 	if s == nil {
 		return
 	}
+	s.drain(&s.after)
+}
+
+// drain takes the functions in list (one of s's, under s.mu) and runs
+// them in order.
+func (s *thenSlot) drain(list *[]func()) {
 	s.mu.Lock()
-	fns := s.after
-	s.after = nil
+	fns := *list
+	*list = nil
 	s.mu.Unlock()
 	for _, f := range fns {
 		f()
@@ -314,13 +320,7 @@ func (c *Conn) reply(rc *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err erro
 		c.log.Warn("acp: could not send a response", "method", req.Method, "err", werr)
 		return
 	}
-	then.mu.Lock()
-	fns := then.fns
-	then.fns = nil
-	then.mu.Unlock()
-	for _, f := range fns {
-		f()
-	}
+	then.drain(&then.fns)
 }
 
 // cancelRequest handles `$/cancel_request`: the context of the running
