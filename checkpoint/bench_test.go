@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
+	"github.com/dsh-acp/dsh-acp/internal/gittest"
 )
 
 // benchRepo writes a repository of n files (about 2 KB each, 100 to a
@@ -31,13 +32,7 @@ func benchRepo(b *testing.B, n int, commit bool) string {
 			b.Fatal(err)
 		}
 	}
-	run := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=B", "-c", "user.email=b@example.com", "-c", "commit.gpgSign=false"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	run := func(args ...string) { gittest.Git(b, dir, args...) }
 	run("init", "-q")
 	if commit {
 		run("add", "-A")

@@ -9,19 +9,14 @@ import (
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
+	"github.com/dsh-acp/dsh-acp/internal/gittest"
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
 // git runs the user's git in dir for a test's setup and checks.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
+	return gittest.Git(t, dir, args...)
 }
 
 func write(t *testing.T, path, text string) {

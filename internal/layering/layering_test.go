@@ -99,6 +99,7 @@ var rules = map[string]rule{
 	"internal/diffcmd":  {ours: []string{"hunks"}},
 	"internal/e2etest":  {},
 	"internal/gentree":  {},
+	"internal/gittest":  {},
 	// The analyzer for switches over closed sets and its command: the
 	// analysis framework, nothing of ours to check against.
 	"internal/exhaustive":                {ours: nil, external: []string{"golang.org/x/tools/go/analysis"}},
