@@ -28,27 +28,10 @@ import (
 // logged session's events are decoded only when its next turn needs
 // them, so the answer does not wait for the whole log.
 func (b *Bridge) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (acp.Deferred[acp.ResumeSessionResponse], error) {
-	sys, given, err := clientPrompt(p.SystemPrompt)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (acp.ResumeSessionResponse, error) {
-		defer b.loads.release(p.SessionID)
-		s, err := b.reopen(ctx, r, false)
-		if err != nil {
-			return acp.ResumeSessionResponse{}, err
-		}
-		if given {
-			b.setSystemPrompt(s, sys)
-		}
-		b.opened(ctx, s)
-		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
-		return acp.ResumeSessionResponse{Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
-	}, nil
+	return reopenDeferred(b, reopenParams{p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers, p.SystemPrompt}, false,
+		func(modes *acp.SessionModeState, opts []acp.SessionConfigOption) acp.ResumeSessionResponse {
+			return acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}
+		})
 }
 
 // carry says what a session restored over a log takes of the live

@@ -67,26 +67,48 @@ func (b *Bridge) newStore(id, cwd string, dirs []string) *session.Store {
 // another load, resume, fork or delete of it, is refused until the load
 // has answered); the load itself runs in the returned function.
 func (b *Bridge) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.Deferred[acp.LoadSessionResponse], error) {
-	sys, given, err := clientPrompt(p.SystemPrompt)
+	return reopenDeferred(b, reopenParams{p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers, p.SystemPrompt}, true,
+		func(modes *acp.SessionModeState, opts []acp.SessionConfigOption) acp.LoadSessionResponse {
+			return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}
+		})
+}
+
+// reopenParams are what session/load and session/resume give.
+type reopenParams struct {
+	id, cwd string
+	dirs    []string
+	servers []acp.McpServer
+	system  *acp.SystemPrompt
+}
+
+// reopenDeferred is session/load (replay set) and session/resume: on
+// the read goroutine it validates p and claims the session id; the
+// returned function reopens the session (replaying its history to the
+// editor with replay), applies the client's system prompt, waits for
+// the model list as session/new does and answers with the session's
+// modes and options (answer builds the method's response).
+func reopenDeferred[R any](b *Bridge, p reopenParams, replay bool, answer func(*acp.SessionModeState, []acp.SessionConfigOption) R) (acp.Deferred[R], error) {
+	sys, given, err := clientPrompt(p.system)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.prepareReopen(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
+	r, err := b.prepareReopen(p.id, p.cwd, p.dirs, p.servers)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (acp.LoadSessionResponse, error) {
-		defer b.loads.release(p.SessionID)
-		s, err := b.reopen(ctx, r, true)
+	return func(ctx context.Context) (R, error) {
+		defer b.loads.release(p.id)
+		s, err := b.reopen(ctx, r, replay)
 		if err != nil {
-			return acp.LoadSessionResponse{}, err
+			var zero R
+			return zero, err
 		}
 		if given {
 			b.setSystemPrompt(s, sys)
 		}
 		b.opened(ctx, s)
 		b.cfg.Models.Wait(ctx, b.cfg.ModelsWait)
-		return acp.LoadSessionResponse{Modes: modeState(s.perm.currentMode()), ConfigOptions: b.optionsAnswered(ctx, s)}, nil
+		return answer(modeState(s.perm.currentMode()), b.optionsAnswered(ctx, s)), nil
 	}, nil
 }
 
