@@ -17,8 +17,12 @@ const MaxRequestImageBytes = 40 << 20
 // toolText is the text of a tool result for the model: its text blocks
 // in order, and in place of each image a line (tools.ImageNote) saying
 // it follows in the next message (images) or that the model takes no
-// images.
+// images. Without images it is tools.JoinText's (a single text is not
+// copied: the history the session keeps shares it with the event).
 func toolText(content []tools.Content, images bool) string {
+	if !slices.ContainsFunc(content, func(c tools.Content) bool { return c.Type == tools.ContentImage }) {
+		return tools.JoinText(content)
+	}
 	var b strings.Builder
 	for _, c := range content {
 		switch c.Type {
