@@ -33,12 +33,60 @@ import (
 // The conversation follows prefix (e.g. the system message) in the one
 // slice returned, so a request is built without copying it again.
 func History(events []session.Event, images bool, prefix ...llm.Message) []llm.Message {
-	msgs := prefix
+	return boundImages(newHistory(events, images, prefix).msgs)
+}
+
+// history is a conversation being built from a session's events, oldest
+// first: History builds one from all of them at once, sessionHistory
+// keeps one and folds in each step's new events (fold, when extends
+// allows it).
+type history struct {
+	images bool
+	// msgs is the prefix then the conversation so far. Only appended
+	// to: a slice of it handed out (capacity cut at its length) never
+	// changes.
+	msgs []llm.Message
+	// results are the ToolResults folded so far, the last one per call
+	// id; written are the call ids of the assistant messages in msgs,
+	// whose tool messages are written.
+	results map[string]session.ToolResult
+	written map[string]bool
+}
+
+// newHistory is the conversation of events after prefix (images as for
+// History): from the last completed compaction's summary on when there
+// is one.
+func newHistory(events []session.Event, images bool, prefix []llm.Message) *history {
+	h := &history{images: images, msgs: prefix, results: map[string]session.ToolResult{}, written: map[string]bool{}}
 	if c, ok := lastCompaction(events); ok {
-		msgs = append(msgs, llm.Message{Role: "user", Content: SummaryMessage(c.Summary)})
+		h.msgs = append(h.msgs, llm.Message{Role: "user", Content: SummaryMessage(c.Summary)})
 		events = eventsFrom(events, c.Before)
 	}
-	return boundImages(appendHistory(msgs, events, images))
+	h.fold(events)
+	return h
+}
+
+// extends reports whether folding events (the ones logged after those
+// h was built from) gives what newHistory gives for all of them: not
+// when they hold a completed compaction (the conversation then starts
+// from its summary) or a result for a call whose tool message is
+// written (a later result of a call wins; its message would change).
+func (h *history) extends(events []session.Event) bool {
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case session.Compaction:
+			if d.Status == session.CompactionCompleted {
+				return false
+			}
+		case session.ToolResult:
+			if h.written[d.CallID] {
+				return false
+			}
+		default:
+			// No other event changes what is written.
+		}
+	}
+	return true
 }
 
 // lastCompaction returns the last completed Compaction of events.
@@ -65,13 +113,12 @@ func eventsBefore(events []session.Event, seq int64) []session.Event {
 	return events[:i]
 }
 
-// appendHistory appends the conversation events make to msgs (images as
-// for History).
-func appendHistory(msgs []llm.Message, events []session.Event, images bool) []llm.Message {
-	results := map[string]session.ToolResult{}
+// fold appends the conversation events make to h.msgs, each tool call
+// paired with its result among the results folded so far and events'.
+func (h *history) fold(events []session.Event) {
 	for _, ev := range events {
 		if r, ok := ev.Data.(session.ToolResult); ok {
-			results[r.CallID] = r
+			h.results[r.CallID] = r
 		}
 	}
 	for _, ev := range events {
@@ -80,40 +127,47 @@ func appendHistory(msgs []llm.Message, events []session.Event, images bool) []ll
 			if d.Local {
 				continue
 			}
-			msgs = append(msgs, userMessage(d.Content, images))
+			h.msgs = append(h.msgs, userMessage(d.Content, h.images))
 		case session.ContextMessage:
-			msgs = append(msgs, llm.Message{Role: "user", Content: d.Text})
+			h.msgs = append(h.msgs, llm.Message{Role: "user", Content: d.Text})
 		case session.AssistantMessage:
-			m := llm.Message{Role: "assistant", Content: d.Text, Reasoning: d.Reasoning}
-			for _, c := range d.ToolCalls {
-				m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments})
-			}
-			if m.Content == "" && len(m.ToolCalls) == 0 && m.Reasoning == "" {
-				continue
-			}
-			msgs = append(msgs, m)
-			var imgs []toolImage
-			for _, c := range d.ToolCalls {
-				text := "Error: tool call interrupted; no result was recorded."
-				if r, ok := results[c.CallID]; ok {
-					text = toolText(r.Content, images)
-					if images {
-						imgs = resultImages(imgs, c.CallID, r.Content)
-					}
-				}
-				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
-			}
-			if len(imgs) > 0 {
-				msgs = append(msgs, toolImagesMessage(imgs))
-			}
+			h.assistant(d)
 		default:
 			// The rest is not part of the conversation: turn and step
 			// bounds, streaming pieces, tool cards (a ToolResult is
-			// paired with its AssistantMessage above), plans, titles,
-			// modes.
+			// paired with its AssistantMessage), plans, titles, modes.
 		}
 	}
-	return msgs
+}
+
+// assistant appends an assistant message (none when it is empty), one
+// tool message per call it made (an "interrupted" one for a call
+// without a result) and the message with the images the results
+// returned (toolImagesMessage), for a model that takes images.
+func (h *history) assistant(d session.AssistantMessage) {
+	m := llm.Message{Role: "assistant", Content: d.Text, Reasoning: d.Reasoning}
+	for _, c := range d.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+	}
+	if m.Content == "" && len(m.ToolCalls) == 0 && m.Reasoning == "" {
+		return
+	}
+	h.msgs = append(h.msgs, m)
+	var imgs []toolImage
+	for _, c := range d.ToolCalls {
+		h.written[c.CallID] = true
+		text := "Error: tool call interrupted; no result was recorded."
+		if r, ok := h.results[c.CallID]; ok {
+			text = toolText(r.Content, h.images)
+			if h.images {
+				imgs = resultImages(imgs, c.CallID, r.Content)
+			}
+		}
+		h.msgs = append(h.msgs, llm.Message{Role: "tool", ToolCallID: c.CallID, Content: text})
+	}
+	if len(imgs) > 0 {
+		h.msgs = append(h.msgs, toolImagesMessage(imgs))
+	}
 }
 
 // userMessage is a user message of content: its text (JoinText) when it

@@ -40,6 +40,9 @@ type Session struct {
 	// pending are the charges of tool calls (tools.Charge) not yet added
 	// to cost: the next usage event adds them.
 	pending []tools.Charge
+	// history is the conversation as the last request carried it; the
+	// next folds in the events logged since.
+	history sessionHistory
 }
 
 // costState is a session's cumulative cost: known while every response

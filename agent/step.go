@@ -115,8 +115,9 @@ var finishRules = map[string]finishRule{
 }
 
 // request builds the step's model request (the session's model and
-// thinking, the system prompt, the history, the tools the model is
-// shown) and returns it with the model's name.
+// thinking, the system prompt, the history with the events logged since
+// the last request folded in, the tools the model is shown) and returns
+// it with the model's name.
 func (t *turnRun) request() (llm.Request, string) {
 	cfg := t.a.cfg
 	st := t.s.Settings()
@@ -124,7 +125,7 @@ func (t *turnRun) request() (llm.Request, string) {
 	req := llm.Request{
 		Model:    model,
 		Thinking: st.Thinking,
-		Messages: History(t.s.Store.Events(), cfg.Meter.Images(model), llm.Message{Role: "system", Content: t.a.SystemFor(t.s)}),
+		Messages: t.s.history.messages(t.s.Store, cfg.Meter.Images(model), llm.Message{Role: "system", Content: t.a.SystemFor(t.s)}),
 		OnRetry:  func(r llm.Retry) { tools.Notify(t.s.Tools, RetryNotice(r)) },
 	}
 	for _, sc := range cfg.Tools.SchemasFor(t.s.Tools) {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dsh-acp/dsh-acp/llm"
@@ -16,8 +17,12 @@ const MaxRequestImageBytes = 40 << 20
 // toolText is the text of a tool result for the model: its text blocks
 // in order, and in place of each image a line (tools.ImageNote) saying
 // it follows in the next message (images) or that the model takes no
-// images.
+// images. Without images it is tools.JoinText's (a single text is not
+// copied: the history the session keeps shares it with the event).
 func toolText(content []tools.Content, images bool) string {
+	if !slices.ContainsFunc(content, func(c tools.Content) bool { return c.Type == tools.ContentImage }) {
+		return tools.JoinText(content)
+	}
 	var b strings.Builder
 	for _, c := range content {
 		switch c.Type {
@@ -68,22 +73,30 @@ func toolImagesMessage(imgs []toolImage) llm.Message {
 
 // boundImages keeps msgs' image parts within MaxRequestImageBytes, the
 // newest first: an older image past the bound becomes a text part saying
-// it was left out of the request.
+// it was left out of the request. msgs is not changed (a session's
+// history shares it with earlier requests): when an image is left out,
+// the result is a copy, with a copy of each changed message's parts.
 func boundImages(msgs []llm.Message) []llm.Message {
-	total := 0
+	out, total := msgs, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		parts := msgs[i].Parts
-		for j := len(parts) - 1; j >= 0; j-- {
-			if parts[j].ImageURL == "" {
+		var parts []llm.Part // msgs[i]'s parts, once copied into out
+		for j := len(msgs[i].Parts) - 1; j >= 0; j-- {
+			if msgs[i].Parts[j].ImageURL == "" {
 				continue
 			}
-			total += len(parts[j].ImageURL)
-			if total > MaxRequestImageBytes {
-				// History built every Parts slice afresh: no one else
-				// holds it.
-				parts[j] = llm.Part{Text: "[an image left out: the request's images would be over 40 MiB]"}
+			total += len(msgs[i].Parts[j].ImageURL)
+			if total <= MaxRequestImageBytes {
+				continue
 			}
+			if parts == nil {
+				if len(out) > 0 && &out[0] == &msgs[0] {
+					out = slices.Clone(msgs)
+				}
+				parts = slices.Clone(msgs[i].Parts)
+				out[i].Parts = parts
+			}
+			parts[j] = llm.Part{Text: "[an image left out: the request's images would be over 40 MiB]"}
 		}
 	}
-	return msgs
+	return out
 }

@@ -25,6 +25,9 @@
 #   BenchmarkPromptBigHistory  one prompt on a resumed history of about
 #                              50 MB (a model server on 127.0.0.1): peak RSS
 #                              against the request's size
+#   BenchmarkToolTurnHistory   a prompt turn of 50 tool calls on a resumed
+#                              session of 1,000 (a model server on
+#                              127.0.0.1): the turn, the time per step
 #   BenchmarkBashTurn          whole prompt turns (recorded model, real
 #                              bash) of 100 MB and 1 GB of output and of
 #                              `echo a; sleep 0.005; echo b`, for a client
@@ -96,7 +99,7 @@ load_before=$(load)
 case $only in "" | startup) bench '^BenchmarkStartup$' "$runs" ;; esac
 case $only in "" | exit) bench '^BenchmarkExitBusy$' "$(at_least3 "$runs/3")" ;; esac
 case $only in "" | list) bench '^BenchmarkListSessions10000$' "$(at_least3 "$runs/10")" ;; esac
-case $only in "" | history) bench '^(BenchmarkHistory10000|BenchmarkPromptBigHistory)$' "$(at_least3 "$runs/10")" ;; esac
+case $only in "" | history) bench '^(BenchmarkHistory10000|BenchmarkPromptBigHistory|BenchmarkToolTurnHistory)$' "$(at_least3 "$runs/10")" ;; esac
 case $only in "" | bash) bench '^BenchmarkBashTurn$' "$(at_least3 "$runs/10")" ;; esac
 size() { [ -f "$1" ] && echo $(($(stat -c %s "$1") / 1000)) || echo -; }
 echo "size dsh-acp $(size "$work/dsh-acp") floor $(size "$work/floor") base $(size "$work/base")" >>"$work/raw.txt"
@@ -156,6 +159,11 @@ END {
 	if (s in seen) {
 		r("prompt on a " v(s, "request-MB") " MB history, ms", s, "prompt-ms", "", "")
 		r("  peak RSS, MiB", s, "peak-MiB", "", sprintf("<= %.0f (3x request)", 3 * m[s, "request-MB"] * 1e6 / 1048576))
+	}
+	s = "BenchmarkToolTurnHistory"
+	if (s in seen) {
+		r("50-call turn on 1,000 calls, ms", s, "turn-ms", "", "")
+		r("  per step (" v(s, "request-MB") " MB requests), ms", s, "step-ms", "", "")
 	}
 	split("100MB 1GB two-piece", c, " ")
 	for (i = 1; i <= 3; i++) for (t = 0; t < 2; t++) {

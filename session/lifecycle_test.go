@@ -48,6 +48,13 @@ func TestReadLogLazy(t *testing.T) {
 	if got := st.Events(); !reflect.DeepEqual(got, events) {
 		t.Errorf("decoded events differ at %d", firstDiff(got, events))
 	}
+	// EventsFrom of a lazy store decodes too, and counts the events
+	// emitted before the decode.
+	st = ld.NewStore(nil, nil)
+	st.Emit(Title{Title: "t"})
+	if got, n := st.EventsFrom(len(events) - 1); n != len(events)+1 || len(got) != 2 || got[0].Seq != int64(len(events)-1) || got[1].Data != (Title{Title: "t"}) {
+		t.Errorf("EventsFrom(%d) of a lazy store = %+v, %d", len(events)-1, got, n)
+	}
 
 	data, _ := os.ReadFile(path)
 	cases := map[string]string{
@@ -90,6 +97,9 @@ func TestReadLogLazy(t *testing.T) {
 	var ce *CorruptError
 	if err := st.Ready(); !errors.As(err, &ce) || ce.Line != 4 {
 		t.Errorf("Ready = %v", err)
+	}
+	if got, n := st.EventsFrom(0); got != nil || n != 0 {
+		t.Errorf("EventsFrom(0) of a store that could not decode = %d events, %d", len(got), n)
 	}
 	if ev := st.Emit(Title{Title: "x"}); ev.Seq != -1 || st.Events() != nil {
 		t.Errorf("a store that could not decode kept %+v", ev)

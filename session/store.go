@@ -152,6 +152,22 @@ func (s *Store) Events() []Event {
 	return append([]Event(nil), s.events...)
 }
 
+// EventsFrom returns a copy of the logged events from Seq from on
+// (none when from is past the last), oldest first, and the number of
+// logged events (decoding a lazily read log first; nothing and 0 when
+// that fails, see Ready). A reader that keeps what it has read resumes
+// with from set to the count it was last given.
+func (s *Store) EventsFrom(from int) ([]Event, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ensure()
+	n := len(s.events)
+	if from >= n {
+		return nil, n
+	}
+	return append([]Event(nil), s.events[max(from, 0):]...), n
+}
+
 // Backward calls f with the logged events from the newest to the oldest
 // until f returns false, without copying them (decoding a lazily read
 // log first); f runs with the store locked and must not call it.

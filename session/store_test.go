@@ -6,7 +6,8 @@ import (
 )
 
 // TestSinkOutsideLock: a sink that is still busy with one event does not
-// hold up the store's readers (it may even read the store itself), and
+// hold up the store's readers (Len, Events, EventsFrom; it may even read
+// the store itself), and
 // sink calls of concurrent Emits arrive one at a time in Seq order.
 func TestSinkOutsideLock(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -25,6 +26,9 @@ func TestSinkOutsideLock(t *testing.T) {
 			close(entered)
 			<-release
 			_ = s.Len() // a sink may read the store
+			if got, n := s.EventsFrom(0); len(got) < 1 || n < 1 {
+				t.Errorf("EventsFrom in the sink = %d events, %d", len(got), n)
+			}
 		}
 		mu.Lock()
 		seqs = append(seqs, ev.Seq)
@@ -40,6 +44,12 @@ func TestSinkOutsideLock(t *testing.T) {
 	}
 	if evs := s.Events(); len(evs) != 1 {
 		t.Errorf("Events has %d events while the sink is busy, want 1", len(evs))
+	}
+	if evs, n := s.EventsFrom(0); len(evs) != 1 || evs[0].Seq != 0 || n != 1 {
+		t.Errorf("EventsFrom(0) = %+v, %d while the sink is busy, want event 0 and 1", evs, n)
+	}
+	if evs, n := s.EventsFrom(1); evs != nil || n != 1 {
+		t.Errorf("EventsFrom(1) = %+v, %d, want none and 1", evs, n)
 	}
 	var wg sync.WaitGroup
 	for range 50 {
