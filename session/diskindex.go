@@ -144,6 +144,9 @@ func (x *Index) loadDisk(root string) *diskIndex {
 		return d
 	}
 	d.lines = 1 // a file of ours: appends may follow
+	if len(x.entries) == 0 {
+		x.entries = make(map[string]indexEntry, bytes.Count(rest, []byte("\n")))
+	}
 	for len(rest) > 0 {
 		line, more, whole := bytes.Cut(rest, []byte("\n"))
 		rest = more
@@ -151,7 +154,9 @@ func (x *Index) loadDisk(root string) *diskIndex {
 			break // torn by a crash
 		}
 		d.lines++
-		if rel, mt, ok := decodeFolder(string(line)); ok {
+		if !bytes.HasPrefix(line, []byte("F\t")) {
+			// An entry line ("E\t..."), the usual kind.
+		} else if rel, mt, ok := decodeFolder(string(line)); ok {
 			d.folders[filepath.Join(root, rel)] = mt
 			continue
 		}

@@ -220,9 +220,10 @@ func (x *Index) refresh(root, cwd string) ([]Info, error) {
 	paths := x.folderLogs(folders, changed)
 	out := make([]Info, 0, len(paths))
 	seen := make(map[string]bool, len(paths))
-	for _, p := range paths {
+	stats := statAll(paths)
+	for i, p := range paths {
 		seen[p] = true
-		e, exists, _ := x.revalidate(p, changed[filepath.Dir(p)])
+		e, exists, _ := x.revalidateStat(p, stats[i], changed[filepath.Dir(p)])
 		if exists && e.ok && (cwd == "" || e.info.Cwd == cwd) {
 			out = append(out, e.info)
 		}
@@ -259,14 +260,23 @@ func (x *Index) scope(root, cwd string) func(p string) bool {
 // read with (fresh is then true). exists is false when the file cannot be
 // opened or stat'ed; it is then forgotten.
 func (x *Index) revalidate(p string, checkTitle bool) (e indexEntry, exists, fresh bool) {
+	var st logStat
+	if _, hit := x.entries[p]; hit {
+		st = statLog(p)
+	}
+	return x.revalidateStat(p, st, checkTitle)
+}
+
+// revalidateStat is revalidate with the log's stat taken already (st;
+// only looked at when the Index has an entry for p).
+func (x *Index) revalidateStat(p string, st logStat, checkTitle bool) (e indexEntry, exists, fresh bool) {
 	if e, hit := x.entries[p]; hit {
 		x.stats++
-		st, err := os.Stat(p)
-		if err != nil {
+		if st.err != nil {
 			delete(x.entries, p)
 			return indexEntry{}, false, false
 		}
-		if st.Size() == e.size && st.ModTime().UnixNano() == e.mtime && (!checkTitle || titleStamp(p) == e.title) {
+		if st.size == e.size && st.mtime == e.mtime && (!checkTitle || titleStamp(p) == e.title) {
 			return e, true, false
 		}
 	}
@@ -275,12 +285,12 @@ func (x *Index) revalidate(p string, checkTitle bool) (e indexEntry, exists, fre
 		x.buf = bufio.NewReaderSize(nil, infoBufSize)
 	}
 	title := titleStamp(p) // before the read: a newer file is seen next time
-	info, st, ok := readInfo(p, x.buf)
-	if st == nil {
+	info, fi, ok := readInfo(p, x.buf)
+	if fi == nil {
 		delete(x.entries, p)
 		return indexEntry{}, false, false
 	}
-	e = indexEntry{size: st.Size(), mtime: st.ModTime().UnixNano(), title: title, info: info, ok: ok}
+	e = indexEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), title: title, info: info, ok: ok}
 	x.entries[p] = e
 	x.dirtyPath(p)
 	return e, true, true
