@@ -167,6 +167,7 @@ func (x *Index) loadDisk(root string) *diskIndex {
 		p := filepath.Join(root, rel)
 		e.info.Path = p
 		x.entries[p] = e // a later line replaces an earlier one
+		x.gen++
 	}
 	return d
 }

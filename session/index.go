@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -43,6 +44,11 @@ type Index struct {
 	buf     *bufio.Reader         // reused by every read
 	disk    map[string]*diskIndex // the index files, by root (diskindex.go)
 	noDisk  bool                  // List's: no index file is read or written
+	// gen counts the changes of entries (one added, replaced or
+	// forgotten); orders holds, by listPattern, the order of the logs of
+	// the last look from the start, valid while gen is what it was then.
+	gen    int
+	orders map[string]listOrder
 	// reads and stats count the logs read and stat'ed, for the tests.
 	reads, stats int
 }
@@ -150,6 +156,11 @@ func (x *Index) page(root, cwd string, after func(Info) bool, n int) ([]Info, bo
 // pageAfter is Page after a position, for a root and cwd already looked
 // at from the start.
 func (x *Index) pageAfter(root, cwd string, after func(Info) bool, n int) ([]Info, bool) {
+	if o, ok := x.orders[listPattern(root, cwd)]; ok && o.gen == x.gen {
+		if page, more, ok := x.pageInOrder(o.paths, after, n); ok {
+			return page, more
+		}
+	}
 	// cand is a log to look at, with the place the Index knows it at.
 	type cand struct {
 		at   int64
@@ -233,10 +244,19 @@ func (x *Index) refresh(root, cwd string) ([]Info, error) {
 	for p := range x.entries {
 		if !seen[p] && in(p) {
 			delete(x.entries, p)
+			x.gen++
 		}
 	}
 	x.listed[pattern] = true
 	sortInfos(out)
+	if x.orders == nil {
+		x.orders = map[string]listOrder{}
+	}
+	o := listOrder{gen: x.gen, paths: make([]string, len(out))}
+	for i, in := range out {
+		o.paths[i] = in.Path
+	}
+	x.orders[pattern] = o
 	return out, nil
 }
 
@@ -274,6 +294,7 @@ func (x *Index) revalidateStat(p string, st logStat, checkTitle bool) (e indexEn
 		x.stats++
 		if st.err != nil {
 			delete(x.entries, p)
+			x.gen++
 			return indexEntry{}, false, false
 		}
 		if st.size == e.size && st.mtime == e.mtime && (!checkTitle || titleStamp(p) == e.title) {
@@ -286,6 +307,7 @@ func (x *Index) revalidateStat(p string, st logStat, checkTitle bool) (e indexEn
 	}
 	title := titleStamp(p) // before the read: a newer file is seen next time
 	info, fi, ok := readInfo(p, x.buf)
+	x.gen++
 	if fi == nil {
 		delete(x.entries, p)
 		return indexEntry{}, false, false
@@ -294,4 +316,32 @@ func (x *Index) revalidateStat(p string, st logStat, checkTitle bool) (e indexEn
 	x.entries[p] = e
 	x.dirtyPath(p)
 	return e, true, true
+}
+
+// listOrder is the order of the logs a look from the start listed
+// (their paths, List's order), valid while the Index's gen is gen: no
+// entry was added, replaced or forgotten since.
+type listOrder struct {
+	gen   int
+	paths []string
+}
+
+// pageInOrder is pageAfter when the order of the last look still holds:
+// the position is found by binary search (after is false, then true,
+// along List's order) and only the logs of the page and the one after
+// it are checked. ok is false, for pageAfter's full walk, when one of
+// them changed or is gone.
+func (x *Index) pageInOrder(paths []string, after func(Info) bool, n int) (page []Info, more, ok bool) {
+	start := sort.Search(len(paths), func(i int) bool { return after(x.entries[paths[i]].info) })
+	for _, p := range paths[start:] {
+		e, exists, fresh := x.revalidate(p, true)
+		if !exists || fresh || !e.ok {
+			return nil, false, false
+		}
+		if len(page) == n {
+			return page, true, true
+		}
+		page = append(page, e.info)
+	}
+	return page, false, true
 }
