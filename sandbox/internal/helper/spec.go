@@ -116,7 +116,7 @@ func ParseArgs(args []string) (Spec, []string, error) {
 		end++
 	}
 	if end < 1 || end == len(args) {
-		return s, nil, errors.New("usage: " + ExecArg + " SPEC MASK... -- PATH ARGV...")
+		return s, nil, errors.New("usage: " + ExecArg + " SPEC MASK... -- PATH ARG0 ARGS")
 	}
 	for kv := range splitComma(args[0]) {
 		if err := s.set(kv); err != nil {
