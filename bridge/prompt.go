@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/tools"
@@ -99,7 +100,7 @@ func uriAttrs(uri string) string {
 
 // selection is Zed's line selection fragment: L10 or L10:20 (1-based,
 // inclusive).
-var selection = regexp.MustCompile(`^L([0-9]+)(?::([0-9]+))?$`)
+var selection = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^L([0-9]+)(?::([0-9]+))?$`) })
 
 // filePath decodes a file URI naming a local absolute path:
 // file:///a%20b/c.go is "/a b/c.go" (a directory's final slash is kept);
@@ -120,7 +121,7 @@ func filePath(uri string) (path, lines string, ok bool) {
 	if strings.HasSuffix(u.Path, "/") && path != "/" {
 		path += "/"
 	}
-	if m := selection.FindStringSubmatch(u.Fragment); m != nil {
+	if m := selection().FindStringSubmatch(u.Fragment); m != nil {
 		lines = m[1]
 		if m[2] != "" && m[2] != m[1] {
 			lines += "-" + m[2]

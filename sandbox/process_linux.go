@@ -5,7 +5,6 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -92,8 +91,9 @@ func Start(c Command) (*Process, error) {
 // launch starts the helper with spec for argv (PATH ARG0 ARGS...) and
 // waits for its first report.
 func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, stderr any, ruleset *os.File) (*Process, error) {
-	specJSON, err := json.Marshal(spec)
+	specArgs, err := spec.Args()
 	if err != nil {
+		closeFile(ruleset)
 		return nil, err
 	}
 	r, w, err := os.Pipe()
@@ -103,7 +103,7 @@ func launch(spec helper.Spec, argv []string, dir string, env []string, stdout, s
 	}
 	cmd := &exec.Cmd{
 		Path: selfExe,
-		Args: append([]string{"dsh-sandbox", helper.ExecArg, string(specJSON), "--"}, argv...),
+		Args: slices.Concat([]string{"dsh-sandbox", helper.ExecArg}, specArgs, []string{"--"}, argv),
 		Dir:  dir,
 		Env:  env,
 	}

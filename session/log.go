@@ -210,9 +210,13 @@ func (l *Log) AppendAll(evs []Event) error {
 // takes no lock: it makes a file that did not exist (O_EXCL) for an id
 // nobody else knows yet, and a lock held and let go at once could stay
 // held by a command this process is starting meanwhile (a forked child
-// keeps a copy of the lock's descriptor until it execs). Once the file
-// exists (Create or Append ran), Create does nothing. Errors are sticky,
-// as Append's.
+// keeps a copy of the lock's descriptor until it execs). Like an
+// Append, the header is written through to the operating system, not
+// synced (other processes see it at once; the fsync it had cost every
+// session/new 0.4-5.8 ms, median 0.8, on an ext4 virtual disk, for a
+// session that holds nothing yet): the first Sync makes it durable with
+// what follows. Once the file exists (Create or Append ran), Create does
+// nothing. Errors are sticky, as Append's.
 func (l *Log) Create() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -231,9 +235,6 @@ func (l *Log) Create() error {
 	}
 	n, err := f.Write(l.buf.Bytes())
 	l.size += int64(n)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -55,18 +55,20 @@ func Sweep(root string) (int, error) {
 	removed := 0
 	var errs []error
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		names, err := dirNames(dir)
 		if err != nil {
 			continue // a file, or unreadable: not a folder of logs
 		}
+		// A log missing from the listing may have been made since:
+		// sweepGroup looks again, under the lock, before removing.
+		listed := make(map[string]bool, len(names))
+		for _, n := range names {
+			listed[n] = true
+		}
 		orphans := map[string][]string{}
-		for _, e := range entries {
-			base, ok := sidecarOf(e.Name())
-			if !ok {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(dir, base)); errors.Is(err, os.ErrNotExist) {
-				orphans[base] = append(orphans[base], e.Name())
+		for _, n := range names {
+			if base, ok := sidecarOf(n); ok && !listed[base] {
+				orphans[base] = append(orphans[base], n)
 			}
 		}
 		for base, names := range orphans {
@@ -79,6 +81,17 @@ func Sweep(root string) (int, error) {
 	}
 	removed += sweepIndexTemps(root)
 	return removed, errors.Join(errs...)
+}
+
+// dirNames lists the names in dir, unsorted (a folder of 10,000 sessions
+// holds some 20,000 names, and Sweep runs at every start).
+func dirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // sweepGroup removes the companions names of the missing log at path,

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // capture is what a finished command produced and how it ended, the input
@@ -110,8 +111,8 @@ func formatMs(ms float64) string {
 }
 
 var (
-	signalMarkRE = regexp.MustCompile(`\n\[killed by signal: ([A-Z0-9]+)\]$`)
-	exitMarkRE   = regexp.MustCompile(`\n\[exit code: (-?[0-9]+)\]$`)
+	signalMarkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n\[killed by signal: ([A-Z0-9]+)\]$`) })
+	exitMarkRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n\[exit code: (-?[0-9]+)\]$`) })
 )
 
 // parseExit reads the exit status back from a result text: a final
@@ -121,10 +122,10 @@ var (
 // output reads as exit 0 (a program printing one as its last line after
 // other output is misread: a known residue).
 func parseExit(text string) (code int, signal string) {
-	if m := signalMarkRE.FindStringSubmatch(text); m != nil {
+	if m := signalMarkRE().FindStringSubmatch(text); m != nil {
 		return 0, m[1]
 	}
-	if m := exitMarkRE.FindStringSubmatch(text); m != nil {
+	if m := exitMarkRE().FindStringSubmatch(text); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return n, ""
 		}
@@ -154,8 +155,10 @@ func newResultMeta(c capture, outputLen int) []byte {
 }
 
 var (
-	statusLineRE  = regexp.MustCompile(`\n\[(?:killed by signal: [A-Z0-9]+|exit code: -?[0-9]+)\]$`)
-	timeoutLineRE = regexp.MustCompile(`\n\[timed out after [^\]\n]*ms\]$`)
+	statusLineRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\n\[(?:killed by signal: [A-Z0-9]+|exit code: -?[0-9]+)\]$`)
+	})
+	timeoutLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n\[timed out after [^\]\n]*ms\]$`) })
 )
 
 // splitResult splits a foreground result's text into the command's output
@@ -173,7 +176,7 @@ func splitResult(text string, meta []byte) (output, notes string, code *int, sig
 		code = &n
 	}
 	body := text
-	for _, re := range []*regexp.Regexp{statusLineRE, timeoutLineRE} {
+	for _, re := range []*regexp.Regexp{statusLineRE(), timeoutLineRE()} {
 		if loc := re.FindStringIndex(body); loc != nil {
 			body = body[:loc[0]]
 		}
@@ -216,13 +219,15 @@ func omittedLine(limit, omitted int64, paths []string) string {
 }
 
 // cutLineRE matches the line truncatedLine appends to a cut stream.
-var cutLineRE = regexp.MustCompile(`(?m)^\[output truncated; full output: ([^\]\n]*)\]$`)
+var cutLineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\[output truncated; full output: ([^\]\n]*)\]$`)
+})
 
 // cutPaths reports whether a result's output has a truncation line and
 // returns the full-output paths those lines name, in order (stdout's
 // first), "(unavailable)" left out.
 func cutPaths(output string) (cut bool, paths []string) {
-	for _, m := range cutLineRE.FindAllStringSubmatch(output, 2) {
+	for _, m := range cutLineRE().FindAllStringSubmatch(output, 2) {
 		cut = true
 		if m[1] != "(unavailable)" {
 			paths = append(paths, m[1])

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // flagHelp is how --help shows one flag: the group it is listed under
@@ -148,13 +149,15 @@ func wrap(text string, width int) []string {
 // envMention is how a flag's text names its environment variable: as
 // the whole last parenthesis "(env DSH_X)" or as its last part
 // "(...; env DSH_X)".
-var envMention = regexp.MustCompile(`(?: \(env ([A-Z][A-Z0-9_]*)\)|; env ([A-Z][A-Z0-9_]*)\))`)
+var envMention = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?: \(env ([A-Z][A-Z0-9_]*)\)|; env ([A-Z][A-Z0-9_]*)\))`)
+})
 
 // envOf finds the environment variable text names (envMention) and
 // returns it and text without the mention; "" and text when it names
 // none.
 func envOf(text string) (env, rest string) {
-	loc := envMention.FindStringSubmatchIndex(text)
+	loc := envMention().FindStringSubmatchIndex(text)
 	if loc == nil {
 		return "", text
 	}

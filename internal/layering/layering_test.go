@@ -84,11 +84,13 @@ var rules = map[string]rule{
 	// parts the server assembles.
 	"cmd/dsh-acp": {ours: []string{"server", "llm", "acp", "permission", "sandbox", "credentials", "internal/acpclient", "internal/diffcmd", "internal/wiretap"}},
 	// The command sandbox knows no tool; its helper and process reader
-	// take only the standard library, so that the helper starts before
-	// the heavy packages initialize.
+	// take only a few packages of the standard library and decimal (for
+	// strconv), so that the helper starts before the heavy packages
+	// initialize.
 	"sandbox":                   {ours: []string{"sandbox/internal/helper", "sandbox/internal/proctree"}, external: []string{"github.com/landlock-lsm/go-landlock", "golang.org/x/sys"}},
-	"sandbox/internal/helper":   {ours: []string{"sandbox/internal/proctree"}, external: []string{}},
-	"sandbox/internal/proctree": {ours: nil, external: []string{}},
+	"sandbox/internal/helper":   {ours: []string{"sandbox/internal/proctree", "sandbox/internal/decimal"}, external: []string{}},
+	"sandbox/internal/proctree": {ours: []string{"sandbox/internal/decimal"}, external: []string{}},
+	"sandbox/internal/decimal":  {ours: nil, external: []string{}},
 
 	"hunks/internal/benchcases": {},
 	"tools/toolstest":           {ours: []string{"tools"}},

@@ -147,30 +147,38 @@ func (r *Redactor) text(s string) string {
 // shapes redacts by rule 4.
 func shapes(s string) string {
 	if strings.Contains(s, "PRIVATE KEY-----") {
-		s = pemBlock.ReplaceAllString(s, "${1}"+Redacted+"${2}")
+		s = pemBlock().ReplaceAllString(s, "${1}"+Redacted+"${2}")
 	}
 	if lower := strings.ToLower(s); strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
-		s = authScheme.ReplaceAllString(s, "${1} "+Redacted)
+		s = authScheme().ReplaceAllString(s, "${1} "+Redacted)
 	}
 	for _, p := range tokenPrefixes {
 		if strings.Contains(s, p) {
-			s = tokenShape.ReplaceAllString(s, Redacted)
+			s = tokenShape().ReplaceAllString(s, Redacted)
 			break
 		}
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
-		s = urlPassword.ReplaceAllString(s, "${1}:"+Redacted+"@")
+		s = urlPassword().ReplaceAllString(s, "${1}:"+Redacted+"@")
 	}
 	return redactAssignments(s)
 }
 
 var (
-	pemBlock   = regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)`)
-	authScheme = regexp.MustCompile(`(?i)(\bbearer|authorization:\s*basic)\s+[A-Za-z0-9._~+/=-]{8,}`)
-	tokenShape = regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
+	pemBlock = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)`)
+	})
+	authScheme = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(\bbearer|authorization:\s*basic)\s+[A-Za-z0-9._~+/=-]{8,}`)
+	})
+	tokenShape = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
+	})
 	// tokenPrefixes are the fixed starts of tokenShape's shapes.
 	tokenPrefixes = []string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "AIza", "eyJ"}
-	urlPassword   = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+):[^/\s@"']+@`)
+	urlPassword   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']+):[^/\s@"']+@`)
+	})
 )
 
 // minAssignedSecret is the shortest assigned value redacted.

@@ -3,14 +3,14 @@
 package helper
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
 	"unsafe"
 
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/decimal"
 	"github.com/dsh-acp/dsh-acp/sandbox/internal/proctree"
 )
 
@@ -49,18 +49,14 @@ func runHelper(args []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	syscall.CloseOnExec(StatusFD)
 	status := os.NewFile(StatusFD, "status")
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(status, "err "+format+"\n", a...)
+	fail := func(msg string) int {
+		_, _ = status.WriteString("err " + msg + "\n")
 		return 125
 	}
-	if len(args) < 2 || args[1] != "--" {
-		return fail("usage: %s SPEC -- PATH ARGV...", ExecArg)
+	spec, cmd, err := ParseArgs(args)
+	if err != nil {
+		return fail(err.Error())
 	}
-	var spec Spec
-	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
-		return fail("bad spec: %v", err)
-	}
-	cmd := args[2:]
 	if len(cmd) < 2 && !spec.Probe {
 		return fail("no command")
 	}
@@ -69,27 +65,27 @@ func runHelper(args []string) int {
 	runtime.LockOSThread()
 	if spec.NS {
 		if err := enterNamespaces(spec.UID, spec.GID); err != nil {
-			return fail("namespaces: %v", err)
+			return fail("namespaces: " + err.Error())
 		}
 		if err := mask(spec.Mask); err != nil {
-			return fail("mask: %v", err)
+			return fail("mask: " + err.Error())
 		}
 	} else if err := prctl(prSetChildSubreaper, 1); err != nil {
-		return fail("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
+		return fail("prctl(PR_SET_CHILD_SUBREAPER): " + err.Error())
 	}
 	// Undumpable: a command of the same uid can neither trace the helper
 	// nor read its /proc files (the environment included).
 	if err := prctl(prSetDumpable, 0); err != nil {
-		return fail("prctl(PR_SET_DUMPABLE): %v", err)
+		return fail("prctl(PR_SET_DUMPABLE): " + err.Error())
 	}
 	name := []byte("dsh-sandbox\x00")
 	_ = prctl(prSetName, uintptr(unsafe.Pointer(&name[0])))
 
 	if err := confineThread(spec); err != nil {
-		return fail("%v", err)
+		return fail(err.Error())
 	}
 	if spec.Probe {
-		fmt.Fprintf(status, "ok\n")
+		_, _ = status.WriteString("ok\n")
 		return 0
 	}
 	pid, err := syscall.ForkExec(cmd[0], cmd[1:], &syscall.ProcAttr{
@@ -98,9 +94,9 @@ func runHelper(args []string) int {
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return fail("start %s: %v", cmd[0], err)
+		return fail("start " + cmd[0] + ": " + err.Error())
 	}
-	fmt.Fprintf(status, "ok\n")
+	_, _ = status.WriteString("ok\n")
 	// Hold no copy of the output pipes: they end when the command and what
 	// it started close them.
 	if null, err := syscall.Open("/dev/null", syscall.O_RDWR|syscall.O_CLOEXEC, 0); err == nil {
@@ -142,7 +138,7 @@ func reap(cmdPid int, status *os.File) int {
 		if pid != cmdPid {
 			continue
 		}
-		fmt.Fprintf(status, "exit %d\n", uint32(ws))
+		_, _ = status.WriteString("exit " + decimal.Itoa(uint64(uint32(ws))) + "\n")
 		_ = status.Close()
 		if ws.Signaled() {
 			code = 128 + int(ws.Signal())
@@ -162,18 +158,18 @@ func reap(cmdPid int, status *os.File) int {
 func enterNamespaces(uid, gid int) error {
 	for _, w := range []struct{ file, text string }{
 		{"/proc/self/setgroups", "deny"},
-		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
-		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"/proc/self/gid_map", decimal.Itoa(uint64(gid)) + " " + decimal.Itoa(uint64(gid)) + " 1\n"},
+		{"/proc/self/uid_map", decimal.Itoa(uint64(uid)) + " " + decimal.Itoa(uint64(uid)) + " 1\n"},
 	} {
 		if err := os.WriteFile(w.file, []byte(w.text), 0); err != nil {
 			return err
 		}
 	}
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_SLAVE, ""); err != nil {
-		return fmt.Errorf("make / a slave mount: %w", err)
+		return errors.New("make / a slave mount: " + err.Error())
 	}
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+		return errors.New("mount /proc: " + err.Error())
 	}
 	hdr, data, err := capGet()
 	if err != nil {
@@ -206,16 +202,16 @@ func confineThread(spec Spec) error {
 	if err := prctl(prCapbsetDrop, capSysPtrace); err != nil && err != syscall.EPERM {
 		// EPERM: no CAP_SETPCAP, and then no way to regain CAP_SYS_PTRACE
 		// either.
-		return fmt.Errorf("prctl(PR_CAPBSET_DROP): %w", err)
+		return errors.New("prctl(PR_CAPBSET_DROP): " + err.Error())
 	}
 	if !spec.Landlock {
 		return nil
 	}
 	if err := prctl(prSetNoNewPrivs, 1); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return errors.New("prctl(PR_SET_NO_NEW_PRIVS): " + err.Error())
 	}
 	if _, _, errno := syscall.RawSyscall(sysLandlockRestrict, RulesetFD, uintptr(spec.LandlockFlags), 0); errno != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", errno)
+		return errors.New("landlock_restrict_self: " + errno.Error())
 	}
 	return syscall.Close(RulesetFD)
 }
@@ -232,14 +228,14 @@ func capGet() (capHeader, capData, error) {
 	hdr := capHeader{version: linuxCapV3}
 	var data capData
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
-		return hdr, data, fmt.Errorf("capget: %w", errno)
+		return hdr, data, errors.New("capget: " + errno.Error())
 	}
 	return hdr, data, nil
 }
 
 func capSet(hdr *capHeader, data *capData) error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
-		return fmt.Errorf("capset: %w", errno)
+		return errors.New("capset: " + errno.Error())
 	}
 	return nil
 }
@@ -257,7 +253,7 @@ func mask(paths []string) error {
 			err = syscall.Mount("/dev/null", p, "", syscall.MS_BIND, "")
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return errors.New(p + ": " + err.Error())
 		}
 	}
 	return nil

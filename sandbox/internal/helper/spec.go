@@ -6,14 +6,19 @@
 // package (toolbash imports sandbox, which imports it), test binaries
 // included, so no TestMain hook is needed anywhere.
 //
-// The package imports only the standard library, and its import path
-// sorts before the heavy dependencies' (Go initializes packages in import
-// path order, each after its imports), so the helper starts before they
-// initialize: its start-up costs about as much as an empty Go program's.
+// Go initializes packages in import path order, each after its imports,
+// and this package's path sorts before the heavy dependencies'. It imports
+// only a few packages of the standard library whose own imports are done
+// early (no fmt, no encoding/json: the spec is plain text; no strconv or
+// strings: see package decimal), so the helper starts before the heavy
+// dependencies and most of the standard library initialize: its start-up
+// costs about as much as an empty Go program's.
 //
 // Protocol (agent side in package sandbox):
 //
-//	argv: EXE ExecArg SPEC -- PATH ARG0 ARGS...   (SPEC: JSON of Spec)
+//	argv: EXE ExecArg SPEC MASK... -- PATH ARG0 ARGS...
+//	   (SPEC MASK...: Spec.Args; SPEC holds the other fields as
+//	   comma-separated key=value pairs, each MASK is one path of Spec.Mask)
 //	fd 0, 1, 2: the command's stdin, stdout, stderr
 //	fd 3 (StatusFD): a pipe to the agent; the helper writes "ok\n" once the
 //	   command has started, or "err TEXT\n" and exits 125 when it could not
@@ -31,6 +36,12 @@
 // command cannot trace it, nor read or write its memory.
 package helper
 
+import (
+	"errors"
+
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/decimal"
+)
+
 // ExecArg is the hidden first argument.
 const ExecArg = "__sandbox-exec"
 
@@ -40,31 +51,129 @@ const (
 	RulesetFD = 4
 )
 
-// Spec is how the helper sets itself up for one command.
+// Spec is how the helper sets itself up for one command (its arguments:
+// Args, ParseArgs).
 type Spec struct {
 	// NS: the helper is PID 1 of new user, PID and mount namespaces (the
 	// agent cloned it so, with the capabilities to finish the job): it maps
 	// UID and GID to themselves, mounts a /proc of the new PID namespace
 	// and drops those capabilities before starting the command. When the
 	// helper dies, the kernel kills every process left in the namespace.
-	NS bool `json:"ns,omitempty"`
+	NS bool
 	// UID and GID are the agent's, mapped to themselves inside NS.
-	UID int `json:"uid"`
-	GID int `json:"gid"`
+	UID int
+	GID int
 	// Landlock: fd 4 holds the ruleset; LandlockFlags are the flags of
 	// landlock_restrict_self(2).
-	Landlock      bool   `json:"landlock,omitempty"`
-	LandlockFlags uint32 `json:"landlockFlags,omitempty"`
+	Landlock      bool
+	LandlockFlags uint32
 	// Probe: set up as for a command (confinement included), report "ok"
 	// and exit 0 instead of starting one.
-	Probe bool `json:"probe,omitempty"`
+	Probe bool
 	// Net (with NS): the agent cloned the helper into a new network
 	// namespace as well, which holds only a loopback that is down: no
 	// TCP, UDP or abstract unix socket of the host is reachable.
-	Net bool `json:"net,omitempty"`
+	Net bool
 	// Mask (with NS) are paths the helper covers in its mount namespace
 	// before starting the command: a directory with an empty read-only
 	// tmpfs, anything else (a unix socket) with /dev/null. A path that
-	// does not exist is passed over.
-	Mask []string `json:"mask,omitempty"`
+	// does not exist is passed over. Each is absolute (Args refuses
+	// others, which could read as the "--" that ends them).
+	Mask []string
+}
+
+// Args is s as the helper's arguments between ExecArg and "--": the
+// fields, then the masked paths. The error names a path of Mask that is
+// not absolute.
+func (s Spec) Args() ([]string, error) {
+	fields := "uid=" + decimal.Itoa(uint64(s.UID)) + ",gid=" + decimal.Itoa(uint64(s.GID)) +
+		",ns=" + flag(s.NS) + ",net=" + flag(s.Net) + ",probe=" + flag(s.Probe) +
+		",landlock=" + flag(s.Landlock) + ",landlockFlags=" + decimal.Itoa(uint64(s.LandlockFlags))
+	out := []string{fields}
+	for _, p := range s.Mask {
+		if p == "" || p[0] != '/' {
+			return nil, errors.New("sandbox: masked path " + p + " is not absolute")
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// ParseArgs reads the arguments Args wrote, up to the "--", and returns
+// the spec and the arguments after the "--". The error says what is
+// malformed. (No strings or strconv here: see package decimal.)
+func ParseArgs(args []string) (Spec, []string, error) {
+	var s Spec
+	end := 0
+	for end < len(args) && args[end] != "--" {
+		end++
+	}
+	if end < 1 || end == len(args) {
+		return s, nil, errors.New("usage: " + ExecArg + " SPEC MASK... -- PATH ARG0 ARGS")
+	}
+	for kv := range splitComma(args[0]) {
+		if err := s.set(kv); err != nil {
+			return s, nil, err
+		}
+	}
+	if end > 1 {
+		s.Mask = args[1:end]
+	}
+	return s, args[end+1:], nil
+}
+
+// splitComma yields the comma-separated parts of s.
+func splitComma(s string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i <= len(s); i++ {
+			if i == len(s) || s[i] == ',' {
+				if !yield(s[start:i]) {
+					return
+				}
+				start = i + 1
+			}
+		}
+	}
+}
+
+// set sets the field a key=value pair of Args names.
+func (s *Spec) set(kv string) error {
+	eq := 0
+	for eq < len(kv) && kv[eq] != '=' {
+		eq++
+	}
+	n, ok := 0, eq < len(kv)
+	if ok {
+		n, ok = decimal.Atoi(kv[eq+1:])
+	}
+	if !ok || uint64(n) > 1<<32-1 {
+		return errors.New("bad spec field " + kv)
+	}
+	switch kv[:eq] {
+	case "uid":
+		s.UID = n
+	case "gid":
+		s.GID = n
+	case "ns":
+		s.NS = n == 1
+	case "net":
+		s.Net = n == 1
+	case "probe":
+		s.Probe = n == 1
+	case "landlock":
+		s.Landlock = n == 1
+	case "landlockFlags":
+		s.LandlockFlags = uint32(n)
+	default:
+		return errors.New("bad spec field " + kv)
+	}
+	return nil
 }

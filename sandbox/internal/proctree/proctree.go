@@ -2,15 +2,17 @@
 
 // Package proctree reads the process tree from /proc and signals the
 // descendants of a process without signalling a process whose id was
-// reused meanwhile. It imports only the standard library: the sandbox
+// reused meanwhile. It imports only a few early packages of the standard
+// library (not strconv: see package decimal) and decimal: the sandbox
 // helper uses it at start-up (see package helper).
 package proctree
 
 import (
 	"bytes"
 	"os"
-	"strconv"
 	"syscall"
+
+	"github.com/dsh-acp/dsh-acp/sandbox/internal/decimal"
 )
 
 // Proc is one process as /proc/<pid>/stat shows it, with ids as seen in
@@ -41,8 +43,8 @@ func Scan() ([]Proc, error) {
 		if n == "" || n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		pid, err := strconv.Atoi(n)
-		if err != nil {
+		pid, ok := decimal.Atoi(n)
+		if !ok {
 			continue
 		}
 		if p, ok := Stat(pid); ok {
@@ -59,7 +61,7 @@ func Scan() ([]Proc, error) {
 // elsewhere from Scan. A child that forks or exits meanwhile may be left
 // out or listed (check it again before acting on it).
 func Children(pid int) ([]Proc, error) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	dir := "/proc/" + decimal.Itoa(uint64(pid)) + "/task/"
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func Children(pid int) ([]Proc, error) {
 			continue // the thread ended
 		}
 		for _, f := range bytes.Fields(b) {
-			if c, err := strconv.Atoi(string(f)); err == nil {
+			if c, ok := decimal.Atoi(f); ok {
 				if p, ok := Stat(c); ok && p.PPid == pid {
 					out = append(out, p)
 				}
@@ -106,7 +108,7 @@ func children(pid int) ([]Proc, error) {
 
 // Stat reads /proc/<pid>/stat; ok is false when the process is gone.
 func Stat(pid int) (p Proc, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := os.ReadFile("/proc/" + decimal.Itoa(uint64(pid)) + "/stat")
 	if err != nil {
 		return Proc{}, false
 	}
@@ -119,9 +121,9 @@ func Stat(pid int) (p Proc, ok bool) {
 	if len(f) < 3 || len(f[0]) != 1 {
 		return Proc{}, false
 	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	pgid, err2 := strconv.Atoi(string(f[2]))
-	if err1 != nil || err2 != nil {
+	ppid, ok1 := decimal.Atoi(f[1])
+	pgid, ok2 := decimal.Atoi(f[2])
+	if !ok1 || !ok2 {
 		return Proc{}, false
 	}
 	return Proc{Pid: pid, PPid: ppid, Pgid: pgid, State: f[0][0]}, true
