@@ -44,8 +44,3 @@ tool (
 	github.com/dsh-acp/dsh-acp/internal/exhaustive/cmd/exhaustive
 	honnef.co/go/tools/cmd/staticcheck
 )
-
-// The validator of raw JSON-Schema tools, with one patch: its meta-schemas
-// are compiled on the first Compile instead of in an init function (see
-// _third_party/jsonschema/PATCH.md).
-replace github.com/santhosh-tekuri/jsonschema/v6 => ./_third_party/jsonschema
