@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-acp/dsh-acp/internal/e2etest"
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/sandbox"
+	"github.com/dsh-acp/dsh-acp/server"
 	"github.com/dsh-acp/dsh-acp/session"
 )
 
@@ -348,7 +349,7 @@ func TestAttack23DeleteKilledMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	keptLog := logOf(t, state, kept)
-	h2 := newHarness(t, harnessOpts{replay: e2etest.Replay(t), stateDir: state, cwd: cwd})
+	h2 := newHarness(t, harnessOpts{replay: e2etest.Replay(t), stateDir: state, cwd: cwd, options: func(o *server.Options) { o.SweepAfter = -1 }})
 	h2.initialize()
 	h2.stop()
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.Base(path)+"*"))

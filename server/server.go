@@ -59,6 +59,10 @@ type Options struct {
 	// StateDir is where session logs are kept (DSH_STATE_DIR); "" keeps
 	// sessions in memory only (nothing to list or load later).
 	StateDir string
+	// SweepAfter is how long after New the leftovers of deleted sessions
+	// in StateDir are swept (session.Sweep): 0 means DefaultSweepAfter,
+	// a negative value at once. Close skips a sweep not started yet.
+	SweepAfter time.Duration
 	// LocationLineBase forces the base of `locations[].line` on the wire
 	// to *LocationLineBase, 0 or 1 (--location-line-base); nil chooses per
 	// client: 0 for Zed, 1 otherwise. Another value is an error from New.
@@ -209,6 +213,8 @@ type Server struct {
 	shell  *toolbash.Manager
 	models *llm.ModelList
 	sweep  sync.WaitGroup // the start-up sweep of deleted sessions' leftovers
+	stop   chan struct{}  // closed by Close
+	closed sync.Once
 }
 
 // New assembles a server from o. It returns an error, and starts nothing,
@@ -282,19 +288,41 @@ func New(o Options) (*Server, error) {
 	// editor judges the buffer against the disk with it).
 	reg.Use(b.Permission)
 	reg.Use(toolfs.WatchCommands(reg.Get))
-	srv := &Server{bridge: b, reg: reg, shell: shell, models: models}
+	srv := &Server{bridge: b, reg: reg, shell: shell, models: models, stop: make(chan struct{})}
 	if o.StateDir != "" {
-		// What a delete killed midway left beside its removed log, swept
-		// in the background: a folder of 10,000 logs takes milliseconds
-		// to read, which start-up does not wait for. A session created
-		// meanwhile has a log, so nothing of it is swept.
-		srv.sweep.Go(func() {
-			if n, err := session.Sweep(o.StateDir); n > 0 || err != nil {
-				o.Log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
-			}
-		})
+		srv.startSweep(o.StateDir, o.SweepAfter, o.Log)
 	}
 	return srv, nil
+}
+
+// DefaultSweepAfter is Options.SweepAfter's default: late enough that
+// the sweep does not compete with what an editor asks first (the
+// session list of a folder of 10,000 logs, which reads the same
+// folders).
+const DefaultSweepAfter = 10 * time.Second
+
+// startSweep sweeps what deletes killed midway left beside their removed
+// logs under dir, after delay (see Options.SweepAfter), on a goroutine
+// Close stops (before it starts) or waits for. A session created
+// meanwhile has a log or holds its lock, so nothing of it is swept.
+func (s *Server) startSweep(dir string, delay time.Duration, log *slog.Logger) {
+	if delay == 0 {
+		delay = DefaultSweepAfter
+	}
+	s.sweep.Go(func() {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-s.stop:
+				return
+			}
+		}
+		if n, err := session.Sweep(dir); n > 0 || err != nil {
+			log.Info("removed the leftovers of deleted sessions", "files", n, "err", err)
+		}
+	})
 }
 
 // checkOptions checks o and fills its defaults (mode, log); it returns
@@ -369,6 +397,7 @@ func (s *Server) SandboxWarning() string { return s.shell.SandboxWarning() }
 // waited for, which returns as soon as the request is cut). Call
 // it once the connection is done; calling it again does nothing.
 func (s *Server) Close() {
+	s.closed.Do(func() { close(s.stop) })
 	s.sweep.Wait()
 	s.models.Close()
 	s.shell.Shutdown()

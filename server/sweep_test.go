@@ -5,14 +5,16 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/llm"
 	"github.com/dsh-acp/dsh-acp/server"
 )
 
 // TestStartSweepsLeftovers: the companions of a log a killed delete
-// removed are swept after start-up (in the background; Close waits for
-// the sweep), and a live log keeps its own.
+// removed are swept once SweepAfter has passed since start-up (in the
+// background; Close waits for a sweep under way and skips one not
+// started), and a live log keeps its own.
 func TestStartSweepsLeftovers(t *testing.T) {
 	state := t.TempDir()
 	dir := filepath.Join(state, "proj-0123456789ab")
@@ -24,17 +26,35 @@ func TestStartSweepsLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv, err := server.New(server.Options{Client: llm.NewReplay(t.TempDir()), StateDir: state})
+	// Close skips a sweep whose time has not come.
+	srv, err := server.New(server.Options{Client: llm.NewReplay(t.TempDir()), StateDir: state, SweepAfter: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
-	entries, _ := os.ReadDir(dir)
-	var left []string
-	for _, e := range entries {
-		left = append(left, e.Name())
+	if left := names(t, dir); len(left) != 4 {
+		t.Errorf("swept before its time: left %v", left)
 	}
-	if want := []string{"live.jsonl", "live.jsonl.title"}; !slices.Equal(left, want) {
+	srv, err = server.New(server.Options{Client: llm.NewReplay(t.TempDir()), StateDir: state, SweepAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if left, want := names(t, dir), []string{"live.jsonl", "live.jsonl.title"}; !slices.Equal(left, want) {
 		t.Errorf("left %v, want %v", left, want)
 	}
+}
+
+// names lists dir.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
 }
