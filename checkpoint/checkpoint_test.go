@@ -206,3 +206,29 @@ func TestDirTurnChanges(t *testing.T) {
 		t.Errorf("state left: %v", err)
 	}
 }
+
+// TestMayBeInRepo: a folder with a ".git" (a folder or a linked
+// worktree's file) in it or above it may be in a work tree, also when
+// reached through a symlink; one without is not, and git is not asked.
+func TestMayBeInRepo(t *testing.T) {
+	base := t.TempDir()
+	repo, wt, plain := filepath.Join(base, "repo"), filepath.Join(base, "wt"), filepath.Join(base, "plain")
+	for _, d := range []string{filepath.Join(repo, ".git"), filepath.Join(repo, "a", "b"), wt, filepath.Join(plain, "c")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(wt, ".git"), "gitdir: /elsewhere\n")
+	link := filepath.Join(plain, "into-repo")
+	if err := os.Symlink(filepath.Join(repo, "a"), link); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]bool{
+		repo: true, filepath.Join(repo, "a", "b"): true, wt: true, link: true,
+		plain: false, filepath.Join(plain, "c"): false,
+	} {
+		if got := mayBeInRepo(dir); got != want {
+			t.Errorf("mayBeInRepo(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}

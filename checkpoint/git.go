@@ -68,8 +68,12 @@ type gitRepo struct {
 // errNotRepo says the cwd is not inside a git work tree.
 var errNotRepo = errors.New("not in a git work tree")
 
-// findRepo finds the git work tree holding cwd.
+// findRepo finds the git work tree holding cwd. A cwd with no ".git"
+// in it or above it is no work tree, and no git runs to say so.
 func findRepo(ctx context.Context, run agentcmd.Runner, cwd string) (*gitRepo, error) {
+	if !mayBeInRepo(cwd) {
+		return nil, errNotRepo
+	}
 	out, err := runGit(ctx, run, cwd, nil, nil, nil, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotRepo, err)
@@ -276,4 +280,28 @@ func (r *gitRepo) refs(ctx context.Context, prefix string) ([]ref, error) {
 		rs = append(rs, ref{name: name, time: n})
 	}
 	return rs, nil
+}
+
+// mayBeInRepo reports whether cwd or a folder above it holds a ".git"
+// (a folder, or the file of a linked worktree or submodule), along the
+// path as given and along its real path (git walks up from the real
+// one): without one git finds no work tree, and the agent's git, which
+// runs with no GIT_DIR, would only say so. Two sandboxed git processes
+// per session were the cost of finding that out.
+func mayBeInRepo(cwd string) bool {
+	paths := []string{filepath.Clean(cwd)}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != paths[0] {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		for dir := p; ; dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+				return true
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return false
 }
