@@ -299,8 +299,12 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	if !d.Cancelled || c.terminal {
 		// A cancelled terminal card may still show what its result
 		// says the command printed (terminal.go).
-		call := p.resolve(c, d.CallID, c.args, nil)
-		parts = p.resultCard(w, c, call.ResultView(tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta}))
+		view := d.View
+		if view == nil {
+			call := p.resolve(c, d.CallID, c.args, nil)
+			view = call.ResultView(tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta})
+		}
+		parts = p.resultCard(w, c, view)
 	}
 	switch {
 	case c.terminal:

@@ -238,6 +238,10 @@ type ToolResult struct {
 	// Charge is what the call cost (a billed API request), added to the
 	// session's cost by the next ContextUsage; nil for a free call.
 	Charge *tools.Charge `json:"charge,omitempty"`
+	// View, in memory only, is the result card the tool built
+	// (tools.Output.View); the presenter rebuilds it from Meta when it
+	// is nil (replay).
+	View tools.ToolResultView `json:"-"`
 }
 
 // Plan is a todo list snapshot written by a tool while it runs.

@@ -209,7 +209,7 @@ func runEdit(ctx context.Context, s tools.Session, call *tools.Call, obs *observ
 		m := changeMeta(f.display, cur.text, stored)
 		meta = &m
 	}
-	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: marshalMeta(*meta)}, nil
+	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: marshalMeta(*meta), View: editResult(a.FilePath, *meta)}, nil
 }
 
 // previewEdit shows the hunks the edit would apply to the file as the
@@ -271,7 +271,16 @@ func presentEditResult(a EditArgs, r tools.ResultInput) tools.ToolResultView {
 	if !ok {
 		return nil
 	}
-	title := "Edit " + a.FilePath
+	return editResult(a.FilePath, m)
+}
+
+// editResult is the result card of an edit of path whose Meta is m (nil
+// for the tool's text).
+func editResult(path string, m Meta) tools.ToolResultView {
+	if path == "" {
+		return nil
+	}
+	title := "Edit " + path
 	switch {
 	case m.Op == OpUnchanged:
 		return tools.GenericResult{Title: title, Content: []tools.Content{tools.Text("No changes: the edit left the file as it was.")}, Locations: m.Locations}

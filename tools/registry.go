@@ -228,7 +228,7 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
 	}
-	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn, Charge: out.Charge}
+	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn, Charge: out.Charge, View: out.View}
 	if out.Meta != nil {
 		if !json.Valid(out.Meta) {
 			return ErrorResult(ex.CallID, fmt.Errorf("tool %q returned meta that is not valid JSON", ex.Name))
@@ -258,6 +258,7 @@ func finish(res Result, callID string) Result {
 		res.Meta = nil
 		res.EndTurn = ""
 		res.Charge = nil
+		res.View = nil
 	}
 	return res
 }
