@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"slices"
 
 	"github.com/dsh-acp/dsh-acp/internal/probe"
@@ -61,8 +60,7 @@ type Def[A any] struct {
 // tool is registered (Registry.Register), not here.
 func Define[A any](d Def[A]) Tool {
 	spec := slices.Clone(d.Spec)
-	node := buildKeyNode(reflect.TypeFor[A]())
-	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec, node) }
+	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec) }
 	t := Tool{
 		Name:            d.Name,
 		Description:     d.Description,
@@ -98,7 +96,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if present := d.PresentStart; present != nil {
 		t.PresentStart = func(partial json.RawMessage) ToolCallView {
-			a, err := decodePartial[A](spec, node, partial)
+			a, err := decodePartial[A](spec, partial)
 			if err != nil {
 				return nil
 			}
@@ -166,7 +164,7 @@ func typedOf[A any](d Def[A], decode func(json.RawMessage) (A, error)) *typed {
 // decodeArgs parses raw (ParseArgs), validates it with spec and decodes
 // it case-sensitively into an A (decodeInto); every failure is an
 // *ArgsError with its violation texts.
-func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error) {
+func decodeArgs[A any](raw json.RawMessage, spec Spec) (A, error) {
 	probe.Decode()
 	var a A
 	parsed, err := ParseArgs(raw)
@@ -176,7 +174,7 @@ func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error)
 	if v := spec.Validate(parsed); len(v) > 0 {
 		return a, &ArgsError{Violations: v}
 	}
-	err = decodeInto(&a, raw, parsed, node)
+	err = decodeInto(&a, raw)
 	return a, err
 }
 
@@ -184,7 +182,7 @@ func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error)
 // complete so far as Define decodes whole arguments, except that a
 // required top-level member may still be missing (it has not streamed
 // yet); a member that is there must be valid.
-func decodePartial[A any](spec Spec, node *keyNode, raw json.RawMessage) (A, error) {
+func decodePartial[A any](spec Spec, raw json.RawMessage) (A, error) {
 	var a A
 	parsed, err := ParseArgs(raw)
 	if err != nil {
@@ -199,7 +197,7 @@ func decodePartial[A any](spec Spec, node *keyNode, raw json.RawMessage) (A, err
 	if len(left) > 0 {
 		return a, &ArgsError{Violations: left}
 	}
-	err = decodeInto(&a, raw, parsed, node)
+	err = decodeInto(&a, raw)
 	return a, err
 }
 
