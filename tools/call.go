@@ -192,20 +192,13 @@ func (c *Call) ResultView(r ResultInput) (v ToolResultView) {
 // HasPreview reports whether the call's tool computes previews.
 func (c *Call) HasPreview() bool { return c.Found && c.Tool.Preview != nil }
 
-// Preview is what the call would change (Tool.Preview) from the decoded
-// arguments, or nil; an argument error is returned as the error.
+// Preview is what the call ex would change (Tool.Preview; a Define
+// tool's takes the decoded arguments of ex.Call), or nil.
 func (c *Call) Preview(ctx context.Context, ex *Exec) (ToolCallView, error) {
 	if !c.HasPreview() {
 		return nil, nil
 	}
-	d := c.Tool.typed
-	if d == nil || d.preview == nil {
-		return c.Tool.Preview(ctx, ex)
-	}
-	if c.Err != nil {
-		return nil, c.Err
-	}
-	return d.preview(ctx, ex, c.Value)
+	return c.Tool.Preview(ctx, ex)
 }
 
 // Keep stores v, a tool's own work on this call (e.g. the file an edit's
@@ -226,22 +219,11 @@ func (c *Call) Kept() any {
 	return v
 }
 
-// run executes the call's tool with its decoded arguments (a Define
-// tool) or its raw arguments.
-func (c *Call) run(ctx context.Context, ex *Exec) (Output, error) {
-	if d := c.Tool.typed; d != nil && d.run != nil {
-		return d.run(ctx, ex, c.Value)
-	}
-	return c.Tool.Execute(ctx, ex)
-}
-
-// typed is what Define keeps of a Def: its functions on decoded
-// arguments (an A stored in an any) and the decoding itself.
+// typed is what Define keeps of a Def: its access and presenters on
+// decoded arguments (an A stored in an any) and the decoding itself.
 type typed struct {
-	decode  func(json.RawMessage) (any, error)
-	run     func(context.Context, *Exec, any) (Output, error)
-	preview func(context.Context, *Exec, any) (ToolCallView, error)
-	call    func(any) ToolCallView
-	result  func(any, ResultInput) ToolResultView
-	access  func(any) Access
+	decode func(json.RawMessage) (any, error)
+	call   func(any) ToolCallView
+	result func(any, ResultInput) ToolResultView
+	access func(any) Access
 }

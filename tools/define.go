@@ -51,9 +51,13 @@ type Def[A any] struct {
 // decoded into A with case-sensitive key matching ("PATH" does not fill a
 // field named "path"); any failure is an *ArgsError (ToolArgsError,
 // INVALID_ARGS), which the registry returns before d's Execute runs.
-// The resolved call then hands the decoded A to Execute, Preview, Access
-// and the presenters. The Tool's own function fields (for callers that
-// hold raw arguments, not a Call) decode the arguments each time; their
+// The Tool's Execute and Preview take the decoded A of the call's
+// resolution (Exec.Call) and decode ex.Args only for an Exec without
+// one; a resolved Call's Access and views (Call.Access, Call.CallView,
+// Call.ResultView) call d's functions with it directly, so replacing
+// the Tool's PresentCall, PresentResult or Access fields after Define
+// does not change them (define another tool instead). Those fields (for
+// callers that hold raw arguments, not a Call) decode each time; their
 // presenters validate softly: arguments that do not parse, validate or
 // decode (for example the shape of an older version, met on replay) give
 // nil, the generic fallback, never an error. The Spec is checked when the
@@ -78,7 +82,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if run := d.Execute; run != nil {
 		t.Execute = func(ctx context.Context, ex *Exec) (Output, error) {
-			a, err := decode(ex.Args)
+			a, err := argsOf(ex, decode)
 			if err != nil {
 				return Output{}, err
 			}
@@ -123,7 +127,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if preview := d.Preview; preview != nil {
 		t.Preview = func(ctx context.Context, ex *Exec) (ToolCallView, error) {
-			a, err := decode(ex.Args)
+			a, err := argsOf(ex, decode)
 			if err != nil {
 				return nil, err
 			}
@@ -133,8 +137,24 @@ func Define[A any](d Def[A]) Tool {
 	return t
 }
 
-// typedOf is d's functions on decoded arguments, for a resolved Call:
-// each takes the A that decode gave, stored in an any.
+// argsOf is the decoded arguments of ex: those of its resolved call
+// (Exec.Call, when it is the call of ex's name and arguments), else
+// decoded now.
+func argsOf[A any](ex *Exec, decode func(json.RawMessage) (A, error)) (A, error) {
+	if c := ex.Call; c.Matches(ex.Name, ex.Args) && c.Found {
+		if c.Err != nil {
+			var zero A
+			return zero, c.Err
+		}
+		if a, ok := c.Value.(A); ok {
+			return a, nil
+		}
+	}
+	return decode(ex.Args)
+}
+
+// typedOf is d's functions on decoded arguments, for a resolved Call's
+// access and views: each takes the A that decode gave, stored in an any.
 func typedOf[A any](d Def[A], decode func(json.RawMessage) (A, error)) *typed {
 	td := &typed{decode: func(raw json.RawMessage) (any, error) {
 		a, err := decode(raw)
@@ -143,12 +163,6 @@ func typedOf[A any](d Def[A], decode func(json.RawMessage) (A, error)) *typed {
 		}
 		return a, nil
 	}}
-	if f := d.Execute; f != nil {
-		td.run = func(ctx context.Context, ex *Exec, v any) (Output, error) { return f(ctx, ex, v.(A)) }
-	}
-	if f := d.Preview; f != nil {
-		td.preview = func(ctx context.Context, ex *Exec, v any) (ToolCallView, error) { return f(ctx, ex, v.(A)) }
-	}
 	if f := d.PresentCall; f != nil {
 		td.call = func(v any) ToolCallView { return f(v.(A)) }
 	}

@@ -221,10 +221,12 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if !c.Found {
 		return ErrorResult(ex.CallID, UnknownToolError(ex.Name))
 	}
-	if c.Err != nil {
+	if c.Err != nil && c.Tool.typed == nil {
+		// A raw-schema tool's arguments were refused at resolution; a
+		// Define tool's Execute returns its call's argument error.
 		return ErrorResult(ex.CallID, c.Err)
 	}
-	out, err := c.run(ctx, ex)
+	out, err := c.Tool.Execute(ctx, ex)
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
 	}
