@@ -29,11 +29,11 @@ const (
 	cancelledChangesTimeout = 500 * time.Millisecond
 )
 
-// mayChange reports whether a call of tool may change files: anything
+// mayChange reports whether call c may change files: a call of anything
 // but a read-only or agent-state tool (an unknown tool's call fails
 // before it runs).
-func mayChange(tool tools.Tool, ok bool) bool {
-	return ok && tool.Class != tools.ClassReadOnly && tool.Class != tools.ClassAgentState
+func mayChange(c *tools.Call) bool {
+	return c != nil && c.Found && c.Tool.Class != tools.ClassReadOnly && c.Tool.Class != tools.ClassAgentState
 }
 
 // beforeChange lets the session's checkpointer record the project before
@@ -43,23 +43,20 @@ func (t *turnRun) beforeChange(ctx context.Context, c session.ToolCallRef) {
 	if cp == nil {
 		return
 	}
-	tool, ok := t.a.cfg.Tools.Lookup(t.s.Tools, c.Name)
-	if !mayChange(tool, ok) {
+	if !mayChange(c.Call) {
 		return
 	}
 	var paths []string
-	if tool.Access != nil {
-		if acc, ok := tool.Access([]byte(c.Arguments)); ok {
-			cwd := ""
-			if t.s.Tools != nil {
-				cwd = t.s.Tools.Cwd()
+	if acc, ok := c.Call.Access(); ok {
+		cwd := ""
+		if t.s.Tools != nil {
+			cwd = t.s.Tools.Cwd()
+		}
+		for _, p := range acc.Paths {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
 			}
-			for _, p := range acc.Paths {
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(cwd, p)
-				}
-				paths = append(paths, filepath.Clean(p))
-			}
+			paths = append(paths, filepath.Clean(p))
 		}
 	}
 	cp.Before(ctx, t.turn, paths)

@@ -6,23 +6,40 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/dsh-acp/dsh-acp/session"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
+// resolve resolves the call id of tool name with the complete arguments
+// args, once (tools.Registry.Resolve): every later step reads it.
+func (t *turnRun) resolve(id, name, args string) *tools.Call {
+	return t.a.cfg.Tools.Resolve(t.s.Tools, id, name, json.RawMessage(args))
+}
+
+// resolvedAs is the resolution of the response's call id of tool name
+// with arguments args: the one made when its arguments completed while
+// streaming (sc, which may be nil), when that is the same call, else a
+// new one.
+func (t *turnRun) resolvedAs(sc *streamCall, id, name, args string) *tools.Call {
+	if sc != nil && sc.call.Matches(name, []byte(args)) {
+		return sc.call
+	}
+	return t.resolve(id, name, args)
+}
+
 // concurrent reports whether c's tool declares itself concurrency-safe
 // (an unknown tool is not: it runs alone, and fails).
 func (t *turnRun) concurrent(c session.ToolCallRef) bool {
-	tool, ok := t.a.cfg.Tools.Lookup(t.s.Tools, c.Name)
-	return ok && tool.ConcurrencySafe
+	return c.Call != nil && c.Call.Found && c.Call.Tool.ConcurrencySafe
 }
 
 // exec is the tools.Exec of call c; onStart, when set, runs after the
 // ToolExec event when the call passed every middleware.
 func (t *turnRun) exec(c session.ToolCallRef, onStart func()) *tools.Exec {
-	return &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Session: t.s.Tools,
+	return &tools.Exec{CallID: c.CallID, Name: c.Name, Args: []byte(c.Arguments), Call: c.Call, Session: t.s.Tools,
 		OnStart: func() {
 			t.emit(session.ToolExec{CallID: c.CallID})
 			if onStart != nil {

@@ -6,6 +6,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -22,7 +23,9 @@ type streamCall struct {
 	id, name string
 	args     strings.Builder
 	scan     tools.ArgsScanner
-	complete bool // the ToolInput with the complete arguments was emitted
+	complete bool           // the ToolInput with the complete arguments was emitted
+	pending  *tools.Pending // the call's tool, looked up when the model named it
+	call     *tools.Call    // the call resolved from the complete arguments
 }
 
 // arguments streams a piece of sc's arguments: a ToolInput with the
@@ -37,7 +40,9 @@ func (t *turnRun) arguments(sc *streamCall, piece string) {
 	switch {
 	case sc.scan.Done():
 		sc.complete = true
-		t.emit(session.ToolInput{Turn: t.turn, Step: t.step, CallID: sc.id, Arguments: sc.args.String(), Complete: true})
+		args := sc.args.String()
+		sc.call = sc.pending.Resolve(json.RawMessage(args))
+		t.emit(session.ToolInput{Turn: t.turn, Step: t.step, CallID: sc.id, Arguments: args, Complete: true, Call: sc.call})
 	case changed:
 		t.emit(session.ToolInput{Turn: t.turn, Step: t.step, CallID: sc.id, Arguments: string(sc.scan.Members())})
 	}
@@ -163,11 +168,11 @@ func (st *stepStream) delta(d llm.Delta) {
 			return
 		}
 		id := t.s.claimID(d.ID)
-		sc := &streamCall{id: id, name: d.Name}
+		sc := &streamCall{id: id, name: d.Name, pending: t.a.cfg.Tools.Pending(t.s.Tools, id, d.Name)}
 		st.byIndex[d.Index], t.streamed[id] = sc, sc
 		t.open[id] = true
 		t.order = append(t.order, id)
-		t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name})
+		t.emit(session.ToolStart{Turn: t.turn, Step: t.step, CallID: id, Name: d.Name, Pending: sc.pending})
 	case llm.DeltaToolArgs:
 		if sc := st.byIndex[d.Index]; sc != nil {
 			t.arguments(sc, d.Text)
@@ -233,7 +238,7 @@ func (t *turnRun) logCall(c session.ToolCallRef) {
 		return
 	}
 	t.logged[c.CallID] = true
-	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+	t.emit(session.ToolCall{Turn: t.turn, Step: t.step, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Call: c.Call})
 }
 
 // pairCalls matches the response's complete tool calls (in index order)
@@ -255,7 +260,11 @@ func (t *turnRun) pairCalls(calls []llm.ToolCall, streamed map[int]*streamCall) 
 		if name == "" && i < len(idx) {
 			name = streamed[idx[i]].name
 		}
-		out = append(out, session.ToolCallRef{CallID: id, Name: name, Arguments: c.Arguments})
+		var sc *streamCall
+		if i < len(idx) {
+			sc = streamed[idx[i]]
+		}
+		out = append(out, session.ToolCallRef{CallID: id, Name: name, Arguments: c.Arguments, Call: t.resolvedAs(sc, id, name, c.Arguments)})
 	}
 	return out
 }

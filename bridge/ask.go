@@ -162,7 +162,11 @@ func (a *asker) permission(ctx context.Context, q tools.Question) (tools.Answer,
 		opts = append(opts, acp.PermissionOption{OptionID: choiceOptionPrefix + strconv.Itoa(i+1), Name: c, Kind: acp.AllowOnce})
 	}
 	opts = append(opts, acp.PermissionOption{OptionID: declineOption, Name: "Decline", Kind: acp.RejectOnce})
-	card := present.PermissionCard(a.s.view, a.b.cfg.Tools, q.CallID, q.Tool, q.Args, nil)
+	call := q.Call
+	if !call.Matches(q.Tool, q.Args) {
+		call = a.b.cfg.Tools.Resolve(a.s.agent.Tools, q.CallID, q.Tool, q.Args)
+	}
+	card := present.PermissionCard(a.s.view, call, nil)
 	a.s.perm.ask.Lock()
 	defer a.s.perm.ask.Unlock()
 	res, err := a.b.client.RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: a.s.id, ToolCall: card, Options: opts})

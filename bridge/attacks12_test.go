@@ -120,7 +120,7 @@ func TestAttack12SymlinkDotDotWorkdir(t *testing.T) {
 	for _, mode := range []string{"plan", "default", "acceptEdits", "bypassPermissions"} {
 		reg, fe, s, _, out := deepRig(t, mode)
 		marker := filepath.Join(out, "ran-"+mode)
-		s.perm.mem.Remember(s.perm.call("bash", json.RawMessage(`{"command":"touch x"}`)), true)
+		s.perm.mem.Remember(s.perm.call(reg.Resolve(s.agent.Tools, "c", "bash", json.RawMessage(`{"command":"touch x"}`))), true)
 		run(reg, s, "bash", jsonArgs(map[string]any{"command": "touch ran-" + mode, "description": "d", "workdir": "deep/../../.."}))
 		if _, err := os.Stat(marker); err == nil {
 			t.Errorf("%s: the command ran in %s", mode, out)
@@ -161,7 +161,7 @@ func TestAttack12ShellText(t *testing.T) {
 		os.WriteFile(filepath.Join(cwd, "src.txt"), []byte("x\n"), 0o644)
 		if mode != "bypassPermissions" {
 			for _, p := range []string{"echo", "cp a b"} {
-				s.perm.mem.Remember(s.perm.call("bash", json.RawMessage(jsonArgs(map[string]any{"command": p}))), true)
+				s.perm.mem.Remember(s.perm.call(reg.Resolve(s.agent.Tools, "c", "bash", json.RawMessage(jsonArgs(map[string]any{"command": p})))), true)
 			}
 		}
 		for _, a := range mk(cwd, out) {

@@ -53,7 +53,7 @@ func TestAttackFoldedKeyWriteOutsideWithoutAsking(t *testing.T) {
 func TestAttackFoldedKeyBashCommandSwap(t *testing.T) {
 	reg, fe, s, cwd := breakRig(t, "default")
 	// the user once chose "always allow" for `git status`
-	s.perm.mem.Remember(s.perm.call("bash", json.RawMessage(`{"command":"git status"}`)), true)
+	s.perm.mem.Remember(s.perm.call(reg.Resolve(s.agent.Tools, "c", "bash", json.RawMessage(`{"command":"git status"}`))), true)
 	args := `{"command":"touch pwned","description":"d","COMMAND":"git status"}`
 	reg.Execute(context.Background(), &tools.Exec{CallID: "c1", Name: "bash", Args: json.RawMessage(args), Session: s.agent.Tools})
 	if _, err := os.Stat(filepath.Join(cwd, "pwned")); err == nil {

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -102,21 +101,17 @@ func (p *permState) runUnder(mode string) (restore func()) {
 
 // call turns a tool call into what the policy judges: the class the tool
 // declares, the paths it touches and, for a command tool, the command, as
-// the tool itself reads them from its arguments (Tool.Access, the same
-// decoding as Execute). A tool that declares no access, or arguments it
+// the tool itself reads them from its arguments (tools.Call.Access, the
+// arguments Execute gets). A tool that declares no access, or arguments it
 // would refuse, touch nothing here: such calls are judged by their class
 // alone (and refused arguments never run).
-func (p *permState) call(name string, args json.RawMessage) permission.Call {
-	c := permission.Call{Tool: name, Cwd: p.s.cwd, Dirs: p.s.dirs}
-	tool, ok := p.b.cfg.Tools.Lookup(p.s.agent.Tools, name)
-	if !ok {
+func (p *permState) call(tc *tools.Call) permission.Call {
+	c := permission.Call{Tool: tc.Name, Cwd: p.s.cwd, Dirs: p.s.dirs}
+	if !tc.Found {
 		return c
 	}
-	c.Class = tool.Class
-	if tool.Access == nil {
-		return c
-	}
-	if acc, ok := tool.Access(args); ok {
+	c.Class = tc.Tool.Class
+	if acc, ok := tc.Access(); ok {
 		for _, path := range acc.Paths {
 			if path != "" {
 				c.Paths = append(c.Paths, path)
@@ -151,25 +146,25 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 	if p != nil {
 		p.recordDefinition(ex)
 	}
-	tool, known := b.cfg.Tools.Lookup(ex.Session, ex.Name)
-	if p == nil || !known {
+	call := b.cfg.Tools.CallOf(ex)
+	if p == nil || !call.Found {
 		// Nothing to ask about: an unknown tool fails in the registry
 		// without running anything.
 		return next(ctx, ex)
 	}
-	c := p.call(ex.Name, ex.Args)
-	if r, done := p.decided(ctx, tool, ex, next, c); done {
+	c := p.call(call)
+	if r, done := p.decided(ctx, call, ex, next, c); done {
 		return r
 	}
 	p.ask.Lock()
 	defer p.ask.Unlock()
 	// The answer to an earlier request may cover this call now.
-	if r, done := p.decided(ctx, tool, ex, next, c); done {
+	if r, done := p.decided(ctx, call, ex, next, c); done {
 		return r
 	}
 	var preview tools.ToolCallView
-	if tool.Preview != nil {
-		v, err := tool.Preview(ctx, ex)
+	if call.HasPreview() {
+		v, err := call.Preview(ctx, ex)
 		if err != nil {
 			// The call cannot succeed (e.g. old_string not found, a file
 			// never read): say so now instead of asking the user to
@@ -181,18 +176,18 @@ func (b *Bridge) Permission(ctx context.Context, ex *tools.Exec, next tools.Next
 			ex.OnPreview(v)
 		}
 	}
-	card := present.PermissionCard(p.s.view, sessionLookup{b.cfg.Tools, ex.Session}, ex.CallID, ex.Name, ex.Args, preview)
+	card := present.PermissionCard(p.s.view, call, preview)
 	explain(&card, p.rulesMode(), c, p.mem.CommandNotes(c))
 	return b.ask(ctx, p, ex, next, c, card)
 }
 
 // decided runs or refuses a call the session's rules decide without
 // asking (done true), or reports that the user must be asked.
-func (p *permState) decided(ctx context.Context, tool tools.Tool, ex *tools.Exec, next tools.Next, c permission.Call) (tools.Result, bool) {
+func (p *permState) decided(ctx context.Context, call *tools.Call, ex *tools.Exec, next tools.Next, c permission.Call) (tools.Result, bool) {
 	d, why := p.mem.Decide(p.rulesMode(), c)
 	switch d {
 	case permission.Allow:
-		return runPreviewed(ctx, tool, ex, next), true
+		return runPreviewed(ctx, call, ex, next), true
 	case permission.Refuse:
 		return tools.ErrorResult(ex.CallID, &tools.Error{Name: PermissionError, Code: "PERMISSION_REFUSED", Message: "not allowed: " + why}), true
 	case permission.Ask:
@@ -258,9 +253,9 @@ func rejected(ex *tools.Exec) tools.Result {
 // runPreviewed runs an allowed call, first giving its preview to
 // ex.OnPreview (when both are there). A preview error means the call
 // will fail on its own: it runs and says why.
-func runPreviewed(ctx context.Context, tool tools.Tool, ex *tools.Exec, next tools.Next) tools.Result {
-	if tool.Preview != nil && ex.OnPreview != nil {
-		if v, err := tool.Preview(ctx, ex); err == nil && v != nil {
+func runPreviewed(ctx context.Context, call *tools.Call, ex *tools.Exec, next tools.Next) tools.Result {
+	if call.HasPreview() && ex.OnPreview != nil {
+		if v, err := call.Preview(ctx, ex); err == nil && v != nil {
 			ex.OnPreview(v)
 		}
 	}

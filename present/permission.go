@@ -1,8 +1,6 @@
 package present
 
 import (
-	"encoding/json"
-
 	"github.com/dsh-acp/dsh-acp/acp"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -10,23 +8,23 @@ import (
 // PermissionCard is a tool call as the user should see it when asked for
 // permission (the toolCall of `session/request_permission`) in a session
 // described by v: title, kind, status pending, content, locations and
-// rawInput, from the same call card mapping as the live card. preview,
+// rawInput, from the same call card mapping as the live card, for the
+// resolved call c (its tool is not looked up again). preview,
 // when non-nil, replaces the tool's call view (e.g. the hunks an edit
 // would apply). A terminal tool's card keeps its terminal item, since the
 // editor would otherwise replace the terminal it already shows. No
 // presenter state is read or changed.
-func PermissionCard(v View, t ToolLookup, callID, name string, args json.RawMessage, preview tools.ToolCallView) acp.ToolCallUpdate {
-	tool, _ := t.Get(name)
+func PermissionCard(v View, c *tools.Call, preview tools.ToolCallView) acp.ToolCallUpdate {
 	view := preview
 	if view == nil {
-		view = tool.CallView(args)
+		view = c.CallView()
 	}
 	r := paths{view: v}
 	w := new(card)
-	parts := r.callCard(w, tool, callID, name, view)
+	parts := r.callCard(w, c.Tool, c.ID, c.Name, view)
 	w.title = parts.title
-	u := acp.ToolCallUpdate{ToolCallID: callID, Title: &w.title, Kind: parts.kind, Status: acp.StatusPending,
-		Locations: parts.locations, RawInput: rawInput(args)}
+	u := acp.ToolCallUpdate{ToolCallID: c.ID, Title: &w.title, Kind: parts.kind, Status: acp.StatusPending,
+		Locations: parts.locations, RawInput: rawInput(c.Args)}
 	if len(parts.content) > 0 {
 		u.Content = parts.content
 	}

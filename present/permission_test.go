@@ -43,7 +43,7 @@ func TestPermissionCard(t *testing.T) {
 	v := acptest.Load(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			u := PermissionCard(c.view, fakeTools(), "c1", c.tool, json.RawMessage(c.args), c.preview)
+			u := PermissionCard(c.view, resolveWith(fakeTools(), "c1", c.tool, c.args), c.preview)
 			b, err := json.Marshal(u)
 			if err != nil {
 				t.Fatal(err)

@@ -84,6 +84,7 @@ type callState struct {
 	complete  bool            // args are the call's final arguments
 	tool      tools.Tool      // the tool named toolName, once found
 	toolName  string          // "" until the tool was found
+	resolved  *tools.Call     // the call resolved with args, once they are complete
 	announced bool            // a tool_call was sent
 	started   bool            // in_progress was sent (the call runs)
 	terminal  bool            // shown as a terminal card
@@ -201,18 +202,20 @@ func (p *Presenter) toolCall(d session.ToolCall) []acp.Update {
 	if c.complete && string(c.args) == d.Arguments {
 		return nil
 	}
-	return p.showCall(c, d.CallID, json.RawMessage(d.Arguments))
+	return p.showCall(c, d.CallID, json.RawMessage(d.Arguments), d.Call)
 }
 
 // showCall shows the card of args, the complete arguments (or, for a call
 // the model did not finish, what had streamed: then its start card from
 // the members complete in it): a tool_call, or a tool_call_update of the
 // card already announced. A terminal card is a terminal only when this is
-// its first message.
-func (p *Presenter) showCall(c *callState, id string, args json.RawMessage) []acp.Update {
+// its first message. given is the call's resolution when the event
+// carried one (live), else the call is resolved here (replay).
+func (p *Presenter) showCall(c *callState, id string, args json.RawMessage, given *tools.Call) []acp.Update {
 	c.args, c.complete = args, true
-	tool, _ := p.lookup(c, c.name)
-	view := tool.CallView(args)
+	call := p.resolve(c, id, args, given)
+	tool := call.Tool
+	view := call.CallView()
 	if view == nil && !json.Valid(args) {
 		view = tool.StartView(tools.PartialArgs(string(args)))
 	}
@@ -296,8 +299,12 @@ func (p *Presenter) toolResult(d session.ToolResult) []acp.Update {
 	if !d.Cancelled || c.terminal {
 		// A cancelled terminal card may still show what its result
 		// says the command printed (terminal.go).
-		tool, _ := p.lookup(c, c.name)
-		parts = p.resultCard(w, c, tool.ResultView(c.args, tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta}))
+		view := d.View
+		if view == nil {
+			call := p.resolve(c, d.CallID, c.args, nil)
+			view = call.ResultView(tools.ResultInput{Content: d.Content, IsError: d.IsError, Error: d.Error, Meta: d.Meta})
+		}
+		parts = p.resultCard(w, c, view)
 	}
 	switch {
 	case c.terminal:
@@ -350,6 +357,25 @@ func (p *Presenter) lookup(c *callState, name string) (tools.Tool, bool) {
 		c.tool, c.toolName = t, name
 	}
 	return t, ok
+}
+
+// resolve is call c (id) with arguments args resolved once: given when
+// it is that call (the agent's resolution, live), else c's earlier
+// resolution when the arguments are the same, else a new one from the
+// tool looked up (replay, where the log has no resolution).
+func (p *Presenter) resolve(c *callState, id string, args json.RawMessage, given *tools.Call) *tools.Call {
+	switch {
+	case given.Matches(c.name, args):
+		c.resolved = given
+	case c.resolved.Matches(c.name, args):
+	default:
+		tool, _ := p.lookup(c, c.name)
+		c.resolved = tool.Resolve(id, c.name, args)
+	}
+	if c.resolved.Found && c.name != "" {
+		c.tool, c.toolName = c.resolved.Tool, c.name
+	}
+	return c.resolved
 }
 
 func (p *Presenter) call(id, name string) *callState {

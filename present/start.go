@@ -18,6 +18,10 @@ import (
 // unless its tool waits for its arguments (PresentStart, Terminal).
 func (p *Presenter) toolStart(d session.ToolStart) []acp.Update {
 	c := p.call(d.CallID, d.Name)
+	if pc := d.Pending; pc != nil && pc.Found && pc.Name == d.Name && d.Name != "" {
+		// The agent looked the tool up when the model named it.
+		c.tool, c.toolName = pc.Tool, d.Name
+	}
 	out := p.announceEarlier()
 	p.order = append(p.order, d.CallID)
 	if t, ok := p.lookup(c, d.Name); ok && (t.Terminal || t.PresentStart != nil) {
@@ -62,7 +66,7 @@ func (p *Presenter) announceName(c *callState, id string) acp.Update {
 func (p *Presenter) toolInput(d session.ToolInput) []acp.Update {
 	c := p.call(d.CallID, "")
 	if d.Complete {
-		return p.showCall(c, d.CallID, json.RawMessage(d.Arguments))
+		return p.showCall(c, d.CallID, json.RawMessage(d.Arguments), d.Call)
 	}
 	if c.announced || c.complete {
 		return nil

@@ -118,10 +118,14 @@ type AssistantChunk struct {
 
 // ToolCallRef is one tool call the model made: its id (as used towards
 // the model and the editor), the tool name and the raw arguments text.
+// Call, in memory only, is the call resolved once when its arguments
+// were complete (nil on replay, and for a call cut off while it
+// streamed).
 type ToolCallRef struct {
-	CallID    string `json:"callId"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	CallID    string      `json:"callId"`
+	Name      string      `json:"name"`
+	Arguments string      `json:"arguments"`
+	Call      *tools.Call `json:"-"`
 }
 
 // Usage is the model's token accounting for one request.
@@ -146,12 +150,15 @@ type AssistantMessage struct {
 }
 
 // ToolStart says the model stream began a tool call (its name is known,
-// its arguments are still streaming). Transient.
+// its arguments are still streaming). Transient. Pending, in memory
+// only, is the call's tool as looked up once when the model named it
+// (the start card reads it instead of looking the tool up again).
 type ToolStart struct {
-	Turn   int    `json:"turn"`
-	Step   int    `json:"step"`
-	CallID string `json:"callId"`
-	Name   string `json:"name"`
+	Turn    int            `json:"turn"`
+	Step    int            `json:"step"`
+	CallID  string         `json:"callId"`
+	Name    string         `json:"name"`
+	Pending *tools.Pending `json:"-"`
 }
 
 // ToolInput says more of a streaming tool call's arguments is known.
@@ -160,25 +167,33 @@ type ToolStart struct {
 // and when Complete, the whole arguments text as streamed up to the
 // closing brace. Transient: the card it announces early is rebuilt on
 // replay from the logged ToolCall, which carries everything it showed.
+//
+// Call, in memory only, is the call resolved from the complete
+// arguments (set when Complete), which the cards read instead of
+// decoding the arguments again.
 type ToolInput struct {
-	Turn      int    `json:"turn"`
-	Step      int    `json:"step"`
-	CallID    string `json:"callId"`
-	Arguments string `json:"arguments"`
-	Complete  bool   `json:"complete,omitempty"`
+	Turn      int         `json:"turn"`
+	Step      int         `json:"step"`
+	CallID    string      `json:"callId"`
+	Arguments string      `json:"arguments"`
+	Complete  bool        `json:"complete,omitempty"`
+	Call      *tools.Call `json:"-"`
 }
 
 // ToolCall says a tool call's arguments are final: it runs next, unless
 // the turn ended first; a call that never ran (cancelled before its
 // turn, or cut off while it streamed, then with the arguments streamed so
 // far) still gets its ToolCall, then its ToolResult with NotRun, so a
-// replay shows what the model asked for.
+// replay shows what the model asked for. Call, in memory only, is the
+// call resolved once (nil on replay and for a call cut off while it
+// streamed: the presenter then resolves it from the logged arguments).
 type ToolCall struct {
-	Turn      int    `json:"turn"`
-	Step      int    `json:"step"`
-	CallID    string `json:"callId"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	Turn      int         `json:"turn"`
+	Step      int         `json:"step"`
+	CallID    string      `json:"callId"`
+	Name      string      `json:"name"`
+	Arguments string      `json:"arguments"`
+	Call      *tools.Call `json:"-"`
 }
 
 // ToolPreview is what a tool call would change, computed against the
@@ -223,6 +238,10 @@ type ToolResult struct {
 	// Charge is what the call cost (a billed API request), added to the
 	// session's cost by the next ContextUsage; nil for a free call.
 	Charge *tools.Charge `json:"charge,omitempty"`
+	// View, in memory only, is the result card the tool built
+	// (tools.Output.View); the presenter rebuilds it from Meta when it
+	// is nil (replay).
+	View tools.ToolResultView `json:"-"`
 }
 
 // Plan is a todo list snapshot written by a tool while it runs.

@@ -111,7 +111,7 @@ func execute(ctx context.Context, ex *tools.Exec, a Args) (tools.Output, error) 
 	if err != nil {
 		return tools.Output{}, err
 	}
-	q.CallID, q.Tool, q.Args = ex.CallID, ex.Name, ex.Args
+	q.CallID, q.Tool, q.Args, q.Call = ex.CallID, ex.Name, ex.Args, ex.Call
 	asker := tools.AskerOf(ex.Session)
 	ans, err := tools.Answer{}, tools.ErrNotAsked
 	if asker != nil {

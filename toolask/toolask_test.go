@@ -70,8 +70,13 @@ func TestAnswers(t *testing.T) {
 			t.Errorf("%+v: result %+v, want %q", c.ans, res, c.text)
 		}
 		want := tools.Question{CallID: "c1", Tool: Name, Args: json.RawMessage(args), Text: "Which database?", Choices: []string{"Postgres", "SQLite"}}
-		if len(f.asked) != 1 || !reflect.DeepEqual(f.asked[0], want) {
-			t.Errorf("asked %+v, want %+v", f.asked, want)
+		if len(f.asked) != 1 || f.asked[0].Call == nil || f.asked[0].Call.ID != "c1" || f.asked[0].Call.Name != Name {
+			t.Fatalf("asked %+v, want the resolved call c1", f.asked)
+		}
+		got := f.asked[0]
+		got.Call = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("asked %+v, want %+v", got, want)
 		}
 		m := metaOf(t, res)
 		wantAction := c.ans.Action

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -120,6 +121,7 @@ func loadCurrent(ctx context.Context, f file, info fs.FileInfo, e tools.Editor, 
 	if err := ctx.Err(); err != nil {
 		return nil, aborted(op, err)
 	}
+	probe.Read()
 	disk, err := f.readFile()
 	if err != nil {
 		return nil, ioErr(op, f.display, err)

@@ -215,9 +215,10 @@ func recentDisk(s tools.Session, info fs.FileInfo) bool {
 // WatchCommands returns the tools.Middleware that records, per session,
 // when the first call of a tool that may change files behind the file
 // tools' back starts: a tool of class ClassExecute (bash) or
-// ClassUndeclared (an MCP tool), looked up with lookup and, failing
-// that, in the session's own tools. A read through the editor that
-// finds buffer and disk different at its first look at a file then
+// ClassUndeclared (an MCP tool), the tool of the call's resolution
+// (Exec.Call) or, for an Exec without one, looked up with lookup and,
+// failing that, in the session's own tools. A read through the editor
+// that finds buffer and disk different at its first look at a file then
 // asks for a second read before an edit when the disk changed since
 // (bufConflict), instead of trusting the buffer. Install it after the
 // permission step, so only calls that run count.
@@ -233,8 +234,11 @@ func WatchCommands(lookup func(name string) (tools.Tool, bool)) tools.Middleware
 // mayChangeFiles reports whether ex calls a tool that may change files
 // without the file tools knowing.
 func mayChangeFiles(ex *tools.Exec, lookup func(string) (tools.Tool, bool)) bool {
-	t, ok := lookup(ex.Name)
-	if !ok {
+	var t tools.Tool
+	var ok bool
+	if c := ex.Call; c.Matches(ex.Name, ex.Args) {
+		t, ok = c.Tool, c.Found
+	} else if t, ok = lookup(ex.Name); !ok {
 		if st := tools.SessionTools(ex.Session); st != nil {
 			t, ok = st.Get(ex.Name)
 		}

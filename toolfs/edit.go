@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/dsh-acp/dsh-acp/tools"
 )
@@ -165,12 +166,14 @@ func executeEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.Output,
 	if !ok {
 		return tools.Output{}, fsErr(CodeNotObserved, "edit requires reading %q first", f.display)
 	}
-	return runEdit(ctx, ex.Session, obs, f, exp, a)
+	return runEdit(ctx, ex.Session, ex.Call, obs, f, exp, a)
 }
 
 // runEdit edits f under its lock, provided it is still at version exp,
-// and records the new version in obs.
-func runEdit(ctx context.Context, s tools.Session, obs *observed, f file, exp version, a EditArgs) (tools.Output, error) {
+// and records the new version in obs. The change the call's preview
+// computed (takePlan) is applied when the file is still the one it
+// read; otherwise the file is read and the edit computed again.
+func runEdit(ctx context.Context, s tools.Session, call *tools.Call, obs *observed, f file, exp version, a EditArgs) (tools.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Output{}, aborted("edit", err)
 	}
@@ -179,8 +182,12 @@ func runEdit(ctx context.Context, s tools.Session, obs *observed, f file, exp ve
 		return tools.Output{}, aborted("edit", err)
 	}
 	defer unlock()
-	cur, after, err := planEdit(ctx, s, f, exp, a)
-	if err != nil {
+	var cur *current
+	var after []byte
+	var meta *Meta
+	if p := takePlan(call, f, exp); p != nil {
+		cur, after, meta = p.cur, p.after, &p.meta
+	} else if cur, after, err = planEdit(ctx, s, f, exp, a); err != nil {
 		return tools.Output{}, err
 	}
 	stored, ver, err := save(ctx, f, cur, after, "edit")
@@ -198,7 +205,11 @@ func runEdit(ctx context.Context, s tools.Session, obs *observed, f file, exp ve
 	if cur.editor == nil && peekAfterWrite(ctx, peekFor(s, f, cur.info), f, cur.disk, stored) {
 		text += "\n" + peekWriteNote
 	}
-	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: marshalMeta(changeMeta(f.display, cur.text, stored))}, nil
+	if meta == nil || !bytes.Equal(stored, after) {
+		m := changeMeta(f.display, cur.text, stored)
+		meta = &m
+	}
+	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: marshalMeta(*meta), View: editResult(a.FilePath, *meta)}, nil
 }
 
 // previewEdit shows the hunks the edit would apply to the file as the
@@ -216,11 +227,14 @@ func previewEdit(ctx context.Context, ex *tools.Exec, a EditArgs) (tools.ToolCal
 	if !ok {
 		return nil, fsErr(CodeNotObserved, "edit requires reading %q first", f.display)
 	}
+	readAt := time.Now()
 	cur, after, err := planEdit(ctx, ex.Session, f, exp, a)
 	if err != nil {
 		return nil, err
 	}
-	return changePreview("Edit "+a.FilePath, changeMeta(f.display, cur.text, after), f.display, string(after)), nil
+	meta := changeMeta(f.display, cur.text, after)
+	keepPlan(ex.Call, &editPlan{target: f.target, exp: exp, cur: cur, after: after, meta: meta, readAt: readAt})
+	return changePreview("Edit "+a.FilePath, meta, f.display, string(after)), nil
 }
 
 // presentEditCall: the requested old and new strings (an empty old string,
@@ -257,7 +271,16 @@ func presentEditResult(a EditArgs, r tools.ResultInput) tools.ToolResultView {
 	if !ok {
 		return nil
 	}
-	title := "Edit " + a.FilePath
+	return editResult(a.FilePath, m)
+}
+
+// editResult is the result card of an edit of path whose Meta is m (nil
+// for the tool's text).
+func editResult(path string, m Meta) tools.ToolResultView {
+	if path == "" {
+		return nil
+	}
+	title := "Edit " + path
 	switch {
 	case m.Op == OpUnchanged:
 		return tools.GenericResult{Title: title, Content: []tools.Content{tools.Text("No changes: the edit left the file as it was.")}, Locations: m.Locations}

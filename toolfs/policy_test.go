@@ -106,7 +106,7 @@ func TestConcurrentEdits(t *testing.T) {
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i := range edits {
-			wg.Go(func() { _, errs[i] = runEdit(context.Background(), e.sess, obs, f, v0, edits[i]) })
+			wg.Go(func() { _, errs[i] = runEdit(context.Background(), e.sess, nil, obs, f, v0, edits[i]) })
 		}
 		wg.Wait()
 		won := -1

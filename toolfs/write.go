@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"github.com/dsh-acp/dsh-acp/hunks"
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -139,6 +140,7 @@ func reformatted(sent, stored []byte) bool {
 // to after: its applied hunks, OpUnchanged when there are none, and an
 // OpUpdate without diffs when either side is not text.
 func changeMeta(path string, before, after []byte) Meta {
+	probe.Diff()
 	hs, err := hunks.Compute(before, after)
 	switch {
 	case err != nil:

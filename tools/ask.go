@@ -15,6 +15,9 @@ type Question struct {
 	CallID string
 	Tool   string
 	Args   json.RawMessage
+	// Call is the resolved call asking (Exec.Call), for its card; nil
+	// when the asker should resolve it from Tool and Args.
+	Call *Call
 	// Text is the question, as the model wrote it (Markdown, one line or
 	// more); never empty.
 	Text string

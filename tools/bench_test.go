@@ -62,7 +62,7 @@ func BenchmarkValidateRaw(b *testing.B) {
 }
 
 // BenchmarkExecute runs a trivial Define tool through two pass-through
-// middlewares.
+// middlewares, each call resolved afresh (one lookup, one decode).
 func BenchmarkExecute(b *testing.B) {
 	type args struct {
 		Text string `json:"text"`
@@ -84,6 +84,7 @@ func BenchmarkExecute(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
+		ex.Call = nil
 		if res := r.Execute(ctx, ex); res.IsError || res.Content[0].Text != "hello" {
 			b.Fatalf("%+v", res)
 		}
@@ -98,6 +99,18 @@ func BenchmarkRegister(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := NewRegistry().Register(Tool{Name: "t", Parameters: params, Execute: noop}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseArgs parses an edit's arguments (the duplicate-key check
+// included).
+func BenchmarkParseArgs(b *testing.B) {
+	raw := json.RawMessage(`{"file_path":"src/server/handler.go","old_string":"\treturn nil, err\n","new_string":"\treturn nil, fmt.Errorf(\"handler: %w\", err)\n","replace_all":false}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseArgs(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

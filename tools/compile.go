@@ -15,7 +15,8 @@ import (
 	"golang.org/x/text/message"
 )
 
-// This file and one field of the registry's entry are all that knows
+// This file and one field of the registry's entry (and of Pending, which
+// carries it to a call's resolution) are all that knows
 // santhosh-tekuri/jsonschema/v6, the validator of raw JSON-Schema tools
 // (Define tools never use it: Spec.Validate checks them). Linking it has
 // a price at every start, whether or not a raw tool is ever registered:

@@ -3,8 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"slices"
+
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 )
 
 // Def describes a tool whose arguments are a Go value of type A, checked
@@ -12,6 +13,8 @@ import (
 // properties; use float64 (or json.Number) for "number" properties unless
 // the tool accepts only integers (a fraction then fails decoding with
 // INVALID_ARGS). Execute is required; the other functions are optional.
+// The presenters and Access get the decoded arguments of a resolved Call,
+// shared by every step of the call: they must not change them.
 type Def[A any] struct {
 	Name, Description string
 	// Describe is copied to the Tool (see Tool.Describe).
@@ -42,25 +45,26 @@ type Def[A any] struct {
 	Access func(args A) Access
 }
 
-// Define builds a Tool from d. Parameters is d.Spec.JSONSchema(). The
-// tool's Execute and Preview parse ex.Args (ParseArgs), validate them with
-// Spec.Validate and decode them into A with case-sensitive key matching
-// ("PATH" does not fill a field named "path"); any failure returns an
-// *ArgsError (ToolArgsError, INVALID_ARGS) before d's function runs.
-// Arguments that one scan finds certainly valid (quickValid) skip the
-// parse and validation and are decoded directly, to the same value. The
+// Define builds a Tool from d. Parameters is d.Spec.JSONSchema(). A call
+// of the tool is decoded once, when it is resolved (Registry.Resolve):
+// its arguments are parsed (ParseArgs), validated with Spec.Validate and
+// decoded into A with case-sensitive key matching ("PATH" does not fill a
+// field named "path"); any failure is an *ArgsError (ToolArgsError,
+// INVALID_ARGS), which the registry returns before d's Execute runs.
+// The Tool's Execute and Preview take the decoded A of the call's
+// resolution (Exec.Call) and decode ex.Args only for an Exec without
+// one; a resolved Call's Access and views (Call.Access, Call.CallView,
+// Call.ResultView) call d's functions with it directly, so replacing
+// the Tool's PresentCall, PresentResult or Access fields after Define
+// does not change them (define another tool instead). Those fields (for
+// callers that hold raw arguments, not a Call) decode each time; their
 // presenters validate softly: arguments that do not parse, validate or
-// decode (for example the shape of an older version, met on replay) give nil,
-// the generic fallback, never an error. When d has both presenters, they
-// share a small cache of decoded arguments keyed by the exact raw bytes (see
-// argsCache), so a call's two cards cost one decode; A types that cannot be
-// copied safely (maps, interfaces, custom unmarshalers) are not cached. The Spec is checked when the tool is
-// registered (Registry.Register), not here.
+// decode (for example the shape of an older version, met on replay) give
+// nil, the generic fallback, never an error. The Spec is checked when the
+// tool is registered (Registry.Register), not here.
 func Define[A any](d Def[A]) Tool {
 	spec := slices.Clone(d.Spec)
-	node := buildKeyNode(reflect.TypeFor[A]())
-	flat := buildFlatType(reflect.TypeFor[A]())
-	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec, node, flat) }
+	decode := func(raw json.RawMessage) (A, error) { return decodeArgs[A](raw, spec) }
 	t := Tool{
 		Name:            d.Name,
 		Description:     d.Description,
@@ -70,6 +74,7 @@ func Define[A any](d Def[A]) Tool {
 		Class:           d.Class,
 		ConcurrencySafe: d.ConcurrencySafe,
 		spec:            &spec,
+		typed:           typedOf(d, decode),
 	}
 	if d.Strict != nil {
 		strict := *d.Strict
@@ -77,39 +82,17 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if run := d.Execute; run != nil {
 		t.Execute = func(ctx context.Context, ex *Exec) (Output, error) {
-			a, err := decode(ex.Args)
+			a, err := argsOf(ex, decode)
 			if err != nil {
 				return Output{}, err
 			}
 			return run(ctx, ex, a)
 		}
 	}
-	// A call's two presenters see the same arguments: decode them once.
-	var cache *argsCache[A]
-	if d.PresentCall != nil && (d.PresentResult != nil || d.Access != nil) {
-		cache = newArgsCache[A]()
-	}
-	presentArgs := func(raw json.RawMessage) (A, bool) {
-		if cache == nil {
-			a, err := decode(raw)
-			return a, err == nil
-		}
-		if a, ok, hit := cache.get(raw); hit {
-			return a, ok
-		}
-		a, err := decode(raw)
-		if err != nil {
-			var zero A
-			cache.put(raw, zero, false)
-			return a, false
-		}
-		cache.put(raw, a, true)
-		return a, true
-	}
 	if present := d.PresentCall; present != nil {
 		t.PresentCall = func(args json.RawMessage) ToolCallView {
-			a, ok := presentArgs(args)
-			if !ok {
+			a, err := decode(args)
+			if err != nil {
 				return nil
 			}
 			return present(a)
@@ -117,7 +100,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if present := d.PresentStart; present != nil {
 		t.PresentStart = func(partial json.RawMessage) ToolCallView {
-			a, err := decodePartial[A](spec, node, partial)
+			a, err := decodePartial[A](spec, partial)
 			if err != nil {
 				return nil
 			}
@@ -126,8 +109,8 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if present := d.PresentResult; present != nil {
 		t.PresentResult = func(args json.RawMessage, r ResultInput) ToolResultView {
-			a, ok := presentArgs(args)
-			if !ok {
+			a, err := decode(args)
+			if err != nil {
 				return nil
 			}
 			return present(a, r)
@@ -135,8 +118,8 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if access := d.Access; access != nil {
 		t.Access = func(args json.RawMessage) (Access, bool) {
-			a, ok := presentArgs(args)
-			if !ok {
+			a, err := decode(args)
+			if err != nil {
 				return Access{}, false
 			}
 			return access(a), true
@@ -144,7 +127,7 @@ func Define[A any](d Def[A]) Tool {
 	}
 	if preview := d.Preview; preview != nil {
 		t.Preview = func(ctx context.Context, ex *Exec) (ToolCallView, error) {
-			a, err := decode(ex.Args)
+			a, err := argsOf(ex, decode)
 			if err != nil {
 				return nil, err
 			}
@@ -154,33 +137,49 @@ func Define[A any](d Def[A]) Tool {
 	return t
 }
 
-// decodeArgs is the decoding of Define's tools: arguments that one scan
-// finds certainly valid (quickValid) are decoded directly, field by field
-// for a flat A (flat non-nil, see flatDecode), else by json.Unmarshal of
-// raw, their only parse; any others, and any whose decode fails, take the
-// full path (decodeFull), which words the error.
-func decodeArgs[A any](raw json.RawMessage, spec Spec, node *keyNode, flat *flatType) (A, error) {
-	var a A
-	valid := false
-	if flat != nil {
-		var decoded bool
-		if valid, decoded = flatDecode(reflect.ValueOf(&a).Elem(), flat, raw, spec, node); decoded {
+// argsOf is the decoded arguments of ex: those of its resolved call
+// (Exec.Call, when it is the call of ex's name and arguments), else
+// decoded now.
+func argsOf[A any](ex *Exec, decode func(json.RawMessage) (A, error)) (A, error) {
+	if c := ex.Call; c.Matches(ex.Name, ex.Args) && c.Found {
+		if c.Err != nil {
+			var zero A
+			return zero, c.Err
+		}
+		if a, ok := c.Value.(A); ok {
 			return a, nil
 		}
-		a = *new(A)
-	} else {
-		valid = quickValid(raw, spec, node)
 	}
-	if valid && json.Unmarshal(raw, &a) == nil {
-		return a, nil
-	}
-	return decodeFull[A](raw, spec, node)
+	return decode(ex.Args)
 }
 
-// decodeFull parses raw (ParseArgs), validates it with spec and decodes
+// typedOf is d's functions on decoded arguments, for a resolved Call's
+// access and views: each takes the A that decode gave, stored in an any.
+func typedOf[A any](d Def[A], decode func(json.RawMessage) (A, error)) *typed {
+	td := &typed{decode: func(raw json.RawMessage) (any, error) {
+		a, err := decode(raw)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}}
+	if f := d.PresentCall; f != nil {
+		td.call = func(v any) ToolCallView { return f(v.(A)) }
+	}
+	if f := d.PresentResult; f != nil {
+		td.result = func(v any, r ResultInput) ToolResultView { return f(v.(A), r) }
+	}
+	if f := d.Access; f != nil {
+		td.access = func(v any) Access { return f(v.(A)) }
+	}
+	return td
+}
+
+// decodeArgs parses raw (ParseArgs), validates it with spec and decodes
 // it case-sensitively into an A (decodeInto); every failure is an
 // *ArgsError with its violation texts.
-func decodeFull[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error) {
+func decodeArgs[A any](raw json.RawMessage, spec Spec) (A, error) {
+	probe.Decode()
 	var a A
 	parsed, err := ParseArgs(raw)
 	if err != nil {
@@ -189,7 +188,7 @@ func decodeFull[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error)
 	if v := spec.Validate(parsed); len(v) > 0 {
 		return a, &ArgsError{Violations: v}
 	}
-	err = decodeInto(&a, raw, parsed, node)
+	err = decodeInto(&a, raw)
 	return a, err
 }
 
@@ -197,7 +196,7 @@ func decodeFull[A any](raw json.RawMessage, spec Spec, node *keyNode) (A, error)
 // complete so far as Define decodes whole arguments, except that a
 // required top-level member may still be missing (it has not streamed
 // yet); a member that is there must be valid.
-func decodePartial[A any](spec Spec, node *keyNode, raw json.RawMessage) (A, error) {
+func decodePartial[A any](spec Spec, raw json.RawMessage) (A, error) {
 	var a A
 	parsed, err := ParseArgs(raw)
 	if err != nil {
@@ -212,7 +211,7 @@ func decodePartial[A any](spec Spec, node *keyNode, raw json.RawMessage) (A, err
 	if len(left) > 0 {
 		return a, &ArgsError{Violations: left}
 	}
-	err = decodeInto(&a, raw, parsed, node)
+	err = decodeInto(&a, raw)
 	return a, err
 }
 

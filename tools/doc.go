@@ -14,5 +14,12 @@
 //
 // One shared registry runs every session's calls; a session may also
 // have tools of its own (an MCP server's, SessionTools), which Execute,
-// Lookup and SchemasFor find through the call's session.
+// Lookup, Resolve and SchemasFor find through the call's session.
+//
+// A call is resolved once (Registry.Pending when the model names the
+// tool, Pending.Resolve when its arguments are complete): the Call holds
+// the tool and the decoded arguments, and every later step (the
+// scheduler, the checkpoint, the permission step and its preview,
+// Execute, the cards) reads it through Exec.Call instead of looking the
+// tool up or decoding the arguments again.
 package tools

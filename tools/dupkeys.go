@@ -2,9 +2,9 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Arguments whose JSON text gives one object the same key twice (at any
@@ -25,179 +25,105 @@ const maxDupViolations = 8
 //	duplicate key "<key>" in "<path>"       (a nested object, e.g. servers[1])
 //
 // The key is quoted as in the other violation texts (no escaping). nil
-// means no key is repeated.
+// means no key is repeated. The text is read with jsontext's tokenizer
+// (duplicate names allowed, so that every one is found; invalid UTF-8
+// read as U+FFFD, as encoding/json decodes it).
 func duplicateKeys(data []byte) []string {
-	d := dupScanner{data: data, steps: make([]dupStep, 0, 8)}
-	d.value()
-	return d.out
-}
-
-// dupStep is one step from a value to the one it is in: a member's key,
-// or (key nil) an array element's index.
-type dupStep struct {
-	key   []byte
-	index int
-}
-
-// place renders the steps to the value being read as the violation
-// texts name places: a.b, a[2] ("" for the arguments object).
-func (d *dupScanner) place() string {
-	path := ""
-	for _, st := range d.steps {
-		if st.key == nil {
-			path += "[" + strconv.Itoa(st.index) + "]"
-		} else {
-			path = joinKey(path, string(st.key))
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	var stack []*dupFrame
+	var out []string
+	for len(out) < maxDupViolations {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
 		}
-	}
-	return path
-}
-
-// dupScanner walks valid JSON text, looking only at object keys.
-type dupScanner struct {
-	data  []byte
-	pos   int
-	steps []dupStep // to the value being read
-	out   []string
-}
-
-func (d *dupScanner) space() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
+		var top *dupFrame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
 		}
-	}
-}
-
-// value reads the value at pos (after blanks), which d.steps lead to.
-func (d *dupScanner) value() {
-	d.space()
-	if d.pos == len(d.data) {
-		return
-	}
-	switch d.data[d.pos] {
-	case '{':
-		d.object()
-	case '[':
-		d.pos++
-		for i := 0; ; i++ {
-			d.space()
-			if d.pos == len(d.data) || d.data[d.pos] == ']' {
-				d.pos++
-				return
+		if top != nil && top.object && top.name && tok.Kind() == '"' {
+			if v, dup := top.add(tok.String()); dup {
+				out = append(out, v+dupPlace(stack))
 			}
-			d.steps = append(d.steps, dupStep{index: i})
-			d.value()
-			d.steps = d.steps[:len(d.steps)-1]
-			d.space()
-			if d.pos < len(d.data) && d.data[d.pos] == ',' {
-				d.pos++
-			}
-		}
-	case '"':
-		d.str()
-	default: // a number, true, false or null
-		for d.pos < len(d.data) {
-			switch d.data[d.pos] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return
-			}
-			d.pos++
-		}
-	}
-}
-
-// object reads an object at '{'.
-func (d *dupScanner) object() {
-	d.pos++ // '{'
-	var small [16][]byte
-	keys := small[:0]
-	var many map[string]bool // once keys outgrows small
-	var reported map[string]bool
-	for {
-		d.space()
-		if d.pos == len(d.data) {
-			return
-		}
-		switch d.data[d.pos] {
-		case '}':
-			d.pos++
-			return
-		case ',':
-			d.pos++
 			continue
 		}
-		start, end, escaped := d.str()
-		key := d.data[start:end]
-		if escaped || !utf8.Valid(key) {
-			// Compare the key as encoding/json decodes it.
-			var s string
-			if json.Unmarshal(d.data[start-1:end+1], &s) == nil {
-				key = []byte(s)
+		switch tok.Kind() {
+		case '{', '[':
+			stack = append(stack, &dupFrame{object: tok.Kind() == '{', name: true})
+			continue
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return out
 			}
+			top = stack[len(stack)-1]
 		}
-		dup := false
-		if many != nil {
-			dup = many[string(key)]
-			many[string(key)] = true
-		} else {
-			for _, k := range keys {
-				if bytes.Equal(k, key) {
-					dup = true
-					break
-				}
-			}
-			if !dup {
-				keys = append(keys, key)
-				if len(keys) > len(small) {
-					many = make(map[string]bool, 2*len(keys))
-					for _, k := range keys {
-						many[string(k)] = true
-					}
-				}
-			}
+		if top == nil {
+			return out // a scalar at the top: no object
 		}
-		if dup && !reported[string(key)] && len(d.out) < maxDupViolations {
-			if reported == nil {
-				reported = map[string]bool{}
-			}
-			reported[string(key)] = true
-			where := "arguments"
-			if len(d.steps) > 0 {
-				where = `"` + d.place() + `"`
-			}
-			d.out = append(d.out, `duplicate key "`+string(key)+`" in `+where)
-		}
-		d.space()
-		if d.pos < len(d.data) && d.data[d.pos] == ':' {
-			d.pos++
-		}
-		d.steps = append(d.steps, dupStep{key: key})
-		d.value()
-		d.steps = d.steps[:len(d.steps)-1]
+		top.valueDone()
+	}
+	return out
+}
+
+// dupFrame is one object or array being read.
+type dupFrame struct {
+	object bool
+	// name: the next token of an object is a member's name.
+	name bool
+	// key is the name of the object's member being read; index the
+	// array's element being read.
+	key   string
+	index int
+	// seen and reported are the object's names so far and those already
+	// reported as repeated.
+	seen, reported map[string]bool
+}
+
+// add records the name key of the object's next member, and returns the
+// start of its violation when the object already has it (once per key).
+func (f *dupFrame) add(key string) (string, bool) {
+	f.key, f.name = key, false
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	if !f.seen[key] {
+		f.seen[key] = true
+		return "", false
+	}
+	if f.reported[key] {
+		return "", false
+	}
+	if f.reported == nil {
+		f.reported = map[string]bool{}
+	}
+	f.reported[key] = true
+	return `duplicate key "` + key + `" in `, true
+}
+
+// valueDone moves the frame past the value just read.
+func (f *dupFrame) valueDone() {
+	if f.object {
+		f.name = true
+	} else {
+		f.index++
 	}
 }
 
-// str reads a string at '"' and returns the bounds of its contents and
-// whether they hold an escape.
-func (d *dupScanner) str() (start, end int, escaped bool) {
-	d.pos++ // '"'
-	start = d.pos
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case '"':
-			end = d.pos
-			d.pos++
-			return start, end, escaped
-		case '\\':
-			escaped = true
-			d.pos += 2
-		default:
-			d.pos++
+// dupPlace names the object on top of stack as the violation texts name
+// places: "arguments" for the arguments object, else its path in quotes
+// (a.b, a[2]).
+func dupPlace(stack []*dupFrame) string {
+	if len(stack) == 1 {
+		return "arguments"
+	}
+	path := ""
+	for _, f := range stack[:len(stack)-1] {
+		if f.object {
+			path = joinKey(path, f.key)
+		} else {
+			path += "[" + strconv.Itoa(f.index) + "]"
 		}
 	}
-	return start, len(d.data), escaped
+	return `"` + path + `"`
 }

@@ -3,6 +3,8 @@ package tools
 import (
 	"bytes"
 	"sort"
+
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 )
 
 type sessionToolsKey struct{}
@@ -39,13 +41,11 @@ func sessionTools(s Session) *Registry {
 // step) looks it up here with ex.Session, never with Get, which knows
 // r's tools only. s may be nil (then Lookup is Get).
 func (r *Registry) Lookup(s Session, name string) (Tool, bool) {
-	if t, ok := r.Get(name); ok {
-		return t, true
+	e, ok := r.entryFor(s, name)
+	if !ok {
+		return Tool{}, false
 	}
-	if o := sessionTools(s); o != nil && o != r {
-		return o.Get(name)
-	}
-	return Tool{}, false
+	return cloneTool(e.tool), true
 }
 
 // SchemasFor returns what the model is told in a request of session s:
@@ -77,6 +77,7 @@ func (r *Registry) SchemasFor(s Session) []Schema {
 // entryFor finds the entry that runs a call named name of session s: r's,
 // else the session registry's.
 func (r *Registry) entryFor(s Session, name string) (*entry, bool) {
+	probe.Lookup()
 	r.mu.RLock()
 	e, ok := r.tools[name]
 	r.mu.RUnlock()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -117,6 +118,7 @@ func (r *Registry) Unregister(name string) bool {
 // Parameters and Strict are copies. It knows r's own tools only: a call's
 // tool, which may be one of its session's, is found with Lookup.
 func (r *Registry) Get(name string) (Tool, bool) {
+	probe.Lookup()
 	r.mu.RLock()
 	e, ok := r.tools[name]
 	r.mu.RUnlock()
@@ -163,8 +165,10 @@ func (r *Registry) Use(m Middleware) {
 }
 
 // Execute runs one call through the middleware chain and the tool and never
-// panics. The tool is r's tool called ex.Name, else the one of that name
-// in the session's own registry (SessionTools(ex.Session)). The result's CallID is always ex.CallID. Failures become error
+// panics. The call is ex.Call, resolved here (Resolve) when it is nil or
+// not the call of ex.Name and ex.Args: the tool is r's tool called
+// ex.Name, else the one of that name in the session's own registry
+// (SessionTools(ex.Session)). The result's CallID is always ex.CallID. Failures become error
 // results (see ErrorResult): an unknown tool (ToolNotFoundError,
 // UNKNOWN_TOOL; middlewares still see the call), invalid arguments
 // (ToolArgsError, INVALID_ARGS), a tool's error, a tool's panic
@@ -179,6 +183,7 @@ func (r *Registry) Execute(ctx context.Context, ex *Exec) Result {
 	r.mu.RLock()
 	mws := r.mws
 	r.mu.RUnlock()
+	r.CallOf(ex)
 	return finish(r.step(ctx, ex, mws), ex.CallID)
 }
 
@@ -201,8 +206,8 @@ func (r *Registry) step(ctx context.Context, ex *Exec, mws []Middleware) (res Re
 	})
 }
 
-// dispatch is the innermost step: look the tool up, validate raw-schema
-// arguments, run it.
+// dispatch is the innermost step: run the resolved call's tool with its
+// decoded arguments (an unknown tool or refused arguments fail here).
 func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -212,24 +217,20 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 	if ex.OnStart != nil {
 		ex.OnStart()
 	}
-	e, ok := r.entryFor(ex.Session, ex.Name)
-	if !ok {
+	c := r.CallOf(ex)
+	if !c.Found {
 		return ErrorResult(ex.CallID, UnknownToolError(ex.Name))
 	}
-	if e.raw != nil {
-		parsed, err := ParseArgs(ex.Args)
-		if err != nil {
-			return ErrorResult(ex.CallID, err)
-		}
-		if v := schemaViolations(e.raw, parsed); len(v) > 0 {
-			return ErrorResult(ex.CallID, &ArgsError{Violations: v})
-		}
+	if c.Err != nil && c.Tool.typed == nil {
+		// A raw-schema tool's arguments were refused at resolution; a
+		// Define tool's Execute returns its call's argument error.
+		return ErrorResult(ex.CallID, c.Err)
 	}
-	out, err := e.tool.Execute(ctx, ex)
+	out, err := c.Tool.Execute(ctx, ex)
 	if err != nil {
 		return ErrorResult(ex.CallID, err)
 	}
-	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn, Charge: out.Charge}
+	res = Result{CallID: ex.CallID, Content: out.Content, EndTurn: out.EndTurn, Charge: out.Charge, View: out.View}
 	if out.Meta != nil {
 		if !json.Valid(out.Meta) {
 			return ErrorResult(ex.CallID, fmt.Errorf("tool %q returned meta that is not valid JSON", ex.Name))
@@ -237,6 +238,16 @@ func (r *Registry) dispatch(ctx context.Context, ex *Exec) (res Result) {
 		res.Meta = bytes.Clone(out.Meta)
 	}
 	return res
+}
+
+// CallOf returns ex.Call, first resolving it (Resolve) when it is nil or
+// is not the call of ex's name and arguments: a middleware reads the
+// call it judges here.
+func (r *Registry) CallOf(ex *Exec) *Call {
+	if !ex.Call.Matches(ex.Name, ex.Args) {
+		ex.Call = r.Resolve(ex.Session, ex.CallID, ex.Name, ex.Args)
+	}
+	return ex.Call
 }
 
 // finish enforces the Result invariants on whatever the chain returned.
@@ -249,6 +260,7 @@ func finish(res Result, callID string) Result {
 		res.Meta = nil
 		res.EndTurn = ""
 		res.Charge = nil
+		res.View = nil
 	}
 	return res
 }

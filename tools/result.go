@@ -133,6 +133,8 @@ type Result struct {
 	// Charge is what the call cost (Output.Charge; never on an error
 	// result), nil for a free call.
 	Charge *Charge `json:"charge,omitempty"`
+	// View is Output.View (never on an error result); in memory only.
+	View ToolResultView `json:"-"`
 }
 
 // Charge is the price of one billed tool call (a paid API request), which
@@ -164,6 +166,12 @@ type Output struct {
 	// Charge, when set, is what the call cost (a billed API request);
 	// the registry copies it to the Result.
 	Charge *Charge
+	// View, when set, is the call's result card as the tool built it
+	// from what it did (an edit's hunks), so the live card needs no
+	// round trip through Meta; it must be what the tool's PresentResult
+	// gives for this result, which replay uses. The registry copies it
+	// to the Result.
+	View ToolResultView
 }
 
 // ErrorResult builds the error result for err: IsError, one text block

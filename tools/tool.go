@@ -14,6 +14,10 @@ type Exec struct {
 	Name string
 	// Args is the raw arguments text as the model sent it; "" means {}.
 	Args json.RawMessage
+	// Call is the call resolved once (Registry.Resolve): its tool and
+	// decoded arguments, for every step of the chain. Registry.Execute
+	// resolves it when it is nil or does not match Name and Args.
+	Call *Call
 	// Session is the per-session state; it may be nil (in tests).
 	Session Session
 	// Progress receives partial output; it may be nil and must never block
@@ -184,6 +188,9 @@ type Tool struct {
 	// spec is set by Define: the registry then leaves validation to the
 	// tool's own Execute, which reports the spec walker's texts.
 	spec *Spec
+	// typed is set by Define: its functions on decoded arguments, which
+	// a resolved Call uses instead of decoding again.
+	typed *typed
 }
 
 // CallView calls t.PresentCall safely: it returns nil when PresentCall is

@@ -49,12 +49,15 @@ var rules = map[string]rule{
 	// the search tools' walk (their ignore rules) outside git.
 	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch", "internal/agentcmd"}, external: []string{}},
 	// jsonschema, and x/text to word its messages in English.
-	"tools": {ours: nil, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}},
+	// The counts of internal/probe (a test seam: tool lookups, decodes);
+	// go-json-experiment's tokenizer finds repeated keys.
+	"tools": {ours: []string{"internal/probe"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/go-json-experiment/json"}},
 	// The session log records tool results.
 	"session": {ours: []string{"tools"}},
 	// Modes and policy; the tools' declared classes, never a tool by name.
 	"permission": {ours: []string{"tools"}},
-	"toolfs":     {ours: toolDeps},
+	// The counts of internal/probe (a test seam: an edit's reads, diffs).
+	"toolfs": {ours: append(append([]string{}, toolDeps...), "internal/probe")},
 	// The shell tools run their commands through the sandbox.
 	"toolbash": {ours: append(append([]string{}, toolDeps...), "sandbox")},
 	"tooltodo": {ours: toolDeps},
@@ -112,6 +115,8 @@ var rules = map[string]rule{
 	"packaging":                 {ours: nil, external: []string{}},
 	"packaging/cmd/releasetool": {ours: []string{"packaging"}, external: []string{}},
 	"internal/unpriv":           {},
+	// Counts of a tool call's work for tests: stdlib only.
+	"internal/probe": {},
 	// The debug log and trace of the ACP lines on the pipes: stdlib only.
 	"internal/wiretap": {},
 	"interop":          {},
