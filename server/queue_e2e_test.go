@@ -146,6 +146,9 @@ func promptsDuringCommand(t *testing.T, o harnessOpts, answer string, meta map[s
 	for i, ch := range v.later {
 		notAnswered(t, ch, fmt.Sprintf("later prompt %d", i+1))
 	}
+	// The command has started (its checkpoint is taken), so the release
+	// file is one of the turn's changes, every time.
+	waitFor(t, func() bool { return strings.Contains(cardText(v.h.sessionUpdates()), "started") })
 	if err := os.WriteFile(filepath.Join(v.h.cwd, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -348,6 +351,11 @@ func kindsWithText(us []map[string]json.RawMessage) []string {
 			Text string `json:"text"`
 		}
 		_ = json.Unmarshal(u["content"], &c)
+		var call string
+		_ = json.Unmarshal(u["toolCallId"], &call)
+		if strings.HasSuffix(call, "-changes") {
+			continue // the turn's changes card (the release file), not the queue's
+		}
 		switch kind {
 		case acp.UpdateUserMessageChunk, acp.UpdateAgentMessageChunk:
 			out = append(out, kind+":"+id+":"+c.Text)
@@ -414,4 +422,19 @@ func TestSteeringFinalAnswerE2E(t *testing.T) {
 	if got := kindsWithText(updatesOf(agentMsgs(t, v.h, 0), v.sid)); !strings.Contains(strings.Join(got, "\n"), "user_message_chunk:turn1-user-steer1:shorter\nagent_message_chunk:turn1-step2:answer 2") {
 		t.Errorf("updates %q: no steering echo before the turn's second answer", got)
 	}
+}
+
+// cardText is the text of every tool card's content in us.
+func cardText(us []acp.Update) string {
+	var b strings.Builder
+	for _, u := range us {
+		if c, ok := toolCard(u); ok {
+			for _, item := range c.Content {
+				if tc, ok := item.(acp.Content); ok {
+					b.WriteString(tc.Content.Text)
+				}
+			}
+		}
+	}
+	return b.String()
 }
