@@ -3,7 +3,6 @@ package toolmcp
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +53,10 @@ type toolDef struct {
 	// default then: true).
 	destructive *bool
 	required    []string // the schema's required properties, in order
+
+	// cards: the final cards of the last results (output's, for
+	// presentResult).
+	cards liveCards
 }
 
 // wireDef is toolDef's JSON.
@@ -134,7 +137,7 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 		Class:           d.class(),
 		ConcurrencySafe: d.readOnly,
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
-			return srv.call(ctx, d.original, ex.Args)
+			return srv.call(ctx, d, ex.Args)
 		},
 		Access:        pathAccess,
 		PresentCall:   d.presentCall,
@@ -291,81 +294,10 @@ func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
 	return v
 }
 
-// presentResult is the final card: the result's blocks (text, images,
-// resources, structured content) from the logged Meta, and the
-// CallToolResult as rawOutput; for an error, the error text.
-func (d *toolDef) presentResult(args json.RawMessage, r tools.ResultInput) tools.ToolResultView {
-	if r.IsError || len(r.Meta) == 0 {
-		return tools.GenericResult{Content: r.Content}
-	}
-	var m meta
-	var res wireResult
-	if json.Unmarshal(r.Meta, &m) != nil || json.Unmarshal(m.Result, &res) != nil {
-		return tools.GenericResult{Content: r.Content}
-	}
-	blocks := res.blocks(m.Stripped)
-	if len(blocks) == 0 {
-		blocks = r.Content
-	}
-	return tools.GenericResult{Content: blocks, RawOutput: bytes.Clone(m.Result)}
-}
-
 // rawArgs is the arguments as JSON ({} when empty or not JSON).
 func rawArgs(args json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
 		return json.RawMessage("{}")
 	}
 	return bytes.Clone(args)
-}
-
-// output builds a successful call's Output from the server's result:
-// the model's text (every block's text form) and Meta (the result, for
-// the cards and the log).
-func output(serverName, tool string, res *mcp.CallToolResult) (tools.Output, error) {
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
-	}
-	var w wireResult
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
-	}
-	blocks := w.blocks(false)
-	if w.IsError {
-		return tools.Output{}, mcpError(CodeToolError, "%s", errorText(blocks))
-	}
-	m := meta{Server: serverName, Tool: tool, Result: raw}
-	if len(raw) > maxMetaBytes {
-		m.Result, m.Stripped = stripBinary(raw)
-	}
-	mb, err := json.Marshal(m)
-	if err != nil {
-		return tools.Output{}, err
-	}
-	rest, imgs := carriedImages(blocks)
-	var content []tools.Content
-	if len(rest) > 0 || len(imgs) == 0 {
-		content = append(content, tools.Text(modelText(rest)))
-	}
-	return tools.Output{Content: append(content, imgs...), Meta: mb}, nil
-}
-
-// carriedImages splits a result's blocks into the images the model is
-// given as images (a PNG, JPEG, GIF or WebP within
-// tools.MaxToolImageBytes; the agent sends them to a model that takes
-// images and a text line to one that does not) and the rest, which the
-// model reads as text (a larger or other image as its text form).
-func carriedImages(blocks []tools.Content) (rest, imgs []tools.Content) {
-	for _, c := range blocks {
-		switch {
-		case c.Type != tools.ContentImage || c.Data == "":
-		case c.MimeType != tools.MimePNG && c.MimeType != tools.MimeJPEG && c.MimeType != tools.MimeGIF && c.MimeType != tools.MimeWebP:
-		case base64.StdEncoding.DecodedLen(len(c.Data)) > tools.MaxToolImageBytes:
-		default:
-			imgs = append(imgs, c)
-			continue
-		}
-		rest = append(rest, c)
-	}
-	return rest, imgs
 }
