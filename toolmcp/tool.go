@@ -54,6 +54,8 @@ type toolDef struct {
 	destructive *bool
 	required    []string // the schema's required properties, in order
 
+	// args: the parse of the last arguments, for the cards and Access.
+	args argsMemo
 	// cards: the final cards of the last results (output's, for
 	// presentResult).
 	cards liveCards
@@ -139,7 +141,7 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
 			return srv.call(ctx, d, ex.Args)
 		},
-		Access:        pathAccess,
+		Access:        d.pathAccess,
 		PresentCall:   d.presentCall,
 		PresentResult: d.presentResult,
 	}
@@ -199,19 +201,19 @@ func (d *toolDef) salient(args json.RawMessage) string {
 	// Arguments the registry refuses (a key given twice: decoding would
 	// pick one value, the server perhaps another) name nothing: the
 	// call never reaches the server.
-	if _, err := tools.ParseArgs(args); err != nil {
+	v, err := d.args.parse(args)
+	if err != nil {
 		return ""
 	}
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return ""
-	}
+	m, _ := v.(map[string]any)
 	pick := func(k string) string {
 		switch v := m[k].(type) {
 		case string:
 			return v
-		case float64:
-			return fmt.Sprint(v)
+		case json.Number:
+			if f, err := v.Float64(); err == nil {
+				return fmt.Sprint(f)
+			}
 		}
 		return ""
 	}
@@ -277,7 +279,7 @@ func (d *toolDef) title(args json.RawMessage) string {
 // too: title, kind, the arguments and, for a tool that is not
 // read-only, what the server says about its effects (destructiveHint).
 func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
-	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: rawArgs(args)}
+	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: d.rawArgs(args)}
 	if !d.readOnly {
 		where := fmt.Sprintf("MCP server %q, tool %q", d.server, d.original)
 		var note string
@@ -295,8 +297,11 @@ func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
 }
 
 // rawArgs is the arguments as JSON ({} when empty or not JSON).
-func rawArgs(args json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
+func (d *toolDef) rawArgs(args json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return json.RawMessage("{}")
+	}
+	if _, err := d.args.parse(args); err != nil && !onlyDuplicates(err) {
 		return json.RawMessage("{}")
 	}
 	return bytes.Clone(args)
