@@ -54,12 +54,9 @@ func sdkResult(res *mcp.CallToolResult, stripped bool) (result, error) {
 			}
 		case *mcp.ResourceLink:
 			c = resourceLink(x.URI, x.Name, x.Title, x.MIMEType)
-		case *mcp.ToolUseContent:
-			c = unknownBlock("tool_use")
-		case *mcp.ToolResultContent:
-			c = unknownBlock("tool_result")
 		default:
-			// A type this SDK version adds: the log's "type" names it.
+			// A type the cards do not show (tool_use, tool_result, one
+			// a later SDK adds): the log's "type" names it.
 			var w struct{ Type string }
 			raw, err := b.MarshalJSON()
 			if err == nil {
