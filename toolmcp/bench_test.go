@@ -238,3 +238,65 @@ func BenchmarkLiveCall(b *testing.B) {
 		})
 	}
 }
+
+// sdkResults are results as the SDK gives them to a client (decoded from
+// the wire): a large text (bigTextBytes) and an image (imageBytes) with
+// a line of text.
+func sdkResults(b *testing.B) map[string]*mcp.CallToolResult {
+	big := strings.Repeat("a line of a large file, as read_file gives it\n", bigTextBytes/46)
+	img := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, imageBytes/4)
+	out := map[string]*mcp.CallToolResult{}
+	for name, res := range map[string]*mcp.CallToolResult{
+		"big_text": {Content: []mcp.Content{&mcp.TextContent{Text: big}}},
+		"image":    {Content: []mcp.Content{&mcp.TextContent{Text: "a chart"}, &mcp.ImageContent{Data: img, MIMEType: "image/png"}}},
+	} {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var got mcp.CallToolResult
+		if err := json.Unmarshal(raw, &got); err != nil {
+			b.Fatal(err)
+		}
+		out[name] = &got
+	}
+	return out
+}
+
+// BenchmarkResult is toolmcp's work on one result the SDK gave: the
+// model's content and Meta (output), then the final card
+// (presentResult, as the session shows it).
+func BenchmarkResult(b *testing.B) {
+	for name, res := range sdkResults(b) {
+		b.Run(name, func(b *testing.B) {
+			d := &toolDef{server: "mem", original: name}
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := d.output(res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if d.presentResult(nil, tools.ResultInput{Content: out.Content, Meta: bytes.Clone(out.Meta)}) == nil {
+					b.Fatal("no card")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkArgs is what toolmcp does with one call's arguments: the call
+// card, the permission prompt's card and the two Access checks
+// (permission, checkpoint).
+func BenchmarkArgs(b *testing.B) {
+	d := &toolDef{server: "mem", original: "write_note", display: "Write note", required: []string{"name"}}
+	args := json.RawMessage(`{"name":"todo","path":"/home/u/notes/todo.md","text":"buy milk\nand bread","tags":["a","b"],"n":3}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		for range 2 {
+			d.presentCall(args)
+			if _, ok := d.pathAccess(args); !ok {
+				b.Fatal("not ok")
+			}
+		}
+	}
+}

@@ -29,7 +29,9 @@ func (d *toolDef) output(res *mcp.CallToolResult) (tools.Output, error) {
 	if conv.isError {
 		return tools.Output{}, mcpError(CodeToolError, "%s", errorText(blocks))
 	}
-	raw, err := json.Marshal(res)
+	// json.Marshal(res) would compact the method's JSON (already
+	// compact) once more: the same bytes, a scan of them less.
+	raw, err := res.MarshalJSON()
 	if err != nil {
 		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", d.server, d.original, err)
 	}
@@ -42,10 +44,7 @@ func (d *toolDef) output(res *mcp.CallToolResult) (tools.Output, error) {
 			card = stripped.blocks()
 		}
 	}
-	mb, err := json.Marshal(m)
-	if err != nil {
-		return tools.Output{}, err
-	}
+	mb := m.marshal()
 	d.cards.put(mb, tools.GenericResult{Content: card, RawOutput: m.Result})
 	rest, imgs := carriedImages(blocks)
 	var content []tools.Content
@@ -53,6 +52,23 @@ func (d *toolDef) output(res *mcp.CallToolResult) (tools.Output, error) {
 		content = append(content, tools.Text(modelText(rest)))
 	}
 	return tools.Output{Content: append(content, imgs...), Meta: mb}, nil
+}
+
+// marshal is json.Marshal(m), built around m.Result as it is: that is
+// json.Marshal's output (compact, HTML-escaped), which json.Marshal
+// would scan once more to compact it, at about 70 MB/s (10 ms for a
+// 700 KB image).
+func (m meta) marshal() []byte {
+	server, _ := json.Marshal(m.Server)
+	tool, _ := json.Marshal(m.Tool)
+	b := make([]byte, 0, len(server)+len(tool)+len(m.Result)+48)
+	b = append(append(b, `{"server":`...), server...)
+	b = append(append(b, `,"tool":`...), tool...)
+	b = append(append(b, `,"result":`...), m.Result...)
+	if m.Stripped {
+		b = append(b, `,"stripped":true`...)
+	}
+	return append(b, '}')
 }
 
 // presentResult is the final card: the result's blocks (text, images,

@@ -78,7 +78,8 @@ func TestLiveCallDecodes(t *testing.T) {
 // call's model content, error and final card (sdkResult from the SDK's
 // types) are those the logged result gives decoded (wireResult), which
 // is what they were before the live path stopped decoding; over
-// maxMetaBytes too, where the log leaves the binary payloads out.
+// maxMetaBytes too, where the log leaves the binary payloads out. Its
+// Meta is json.Marshal's of the result.
 func TestSDKResultAsLogged(t *testing.T) {
 	title := "All notes"
 	big := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, maxMetaBytes/3)
@@ -114,7 +115,7 @@ func TestSDKResultAsLogged(t *testing.T) {
 		"over 1 MiB, text": {Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("line\n", maxMetaBytes/4)}}},
 	}
 	for name, res := range cases {
-		d := &toolDef{server: "s", original: "t"}
+		d := &toolDef{server: "s<&>\"", original: "t\u2028é"}
 		out, err := d.output(res)
 		raw, _ := json.Marshal(res)
 		var w wireResult
@@ -135,6 +136,13 @@ func TestSDKResultAsLogged(t *testing.T) {
 		wantModel := append([]tools.Content{}, imgs...)
 		if len(rest) > 0 || len(imgs) == 0 {
 			wantModel = append([]tools.Content{tools.Text(modelText(rest))}, imgs...)
+		}
+		logged := meta{Server: d.server, Tool: d.original, Result: raw}
+		if len(raw) > maxMetaBytes {
+			logged.Result, logged.Stripped = stripBinary(raw)
+		}
+		if wantMeta, _ := json.Marshal(logged); !bytes.Equal(out.Meta, wantMeta) {
+			t.Errorf("%s: Meta %.300s, want %.300s", name, out.Meta, wantMeta)
 		}
 		if !reflect.DeepEqual(out.Content, wantModel) {
 			t.Errorf("%s: model content %+v, want %+v", name, out.Content, wantModel)
