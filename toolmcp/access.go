@@ -1,6 +1,7 @@
 package toolmcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -16,9 +17,19 @@ import (
 // the tool's class). The server's schema says nothing trustworthy about
 // which arguments are paths, so every string is looked at. Arguments
 // that are not JSON touch nothing here (the registry refuses them).
-func pathAccess(args json.RawMessage) (tools.Access, bool) {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
+//
+// The arguments are parsed once for the cards and Access (d.args);
+// those the registry refuses for a key given twice are decoded again as
+// JSON (the last value of a key counts), in case the check sees them.
+func (d *toolDef) pathAccess(args json.RawMessage) (tools.Access, bool) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return tools.Access{}, false
+	}
+	v, err := d.args.parse(args)
+	if onlyDuplicates(err) {
+		err = json.Unmarshal(args, &v)
+	}
+	if err != nil {
 		return tools.Access{}, false
 	}
 	var acc tools.Access

@@ -12,7 +12,8 @@ import (
 // handed to the permission check; other strings are not.
 func TestPathAccess(t *testing.T) {
 	home, _ := os.UserHomeDir()
-	acc, ok := pathAccess(json.RawMessage(`{"a":"plain","b":["/etc/passwd",{"c":"file:///x/y%20z"}],"~/k":"../up","d":"x/../../y","e":"a..b","f":"~bob/x","g":3}`))
+	d := &toolDef{}
+	acc, ok := d.pathAccess(json.RawMessage(`{"a":"plain","b":["/etc/passwd",{"c":"file:///x/y%20z"}],"~/k":"../up","d":"x/../../y","e":"a..b","f":"~bob/x","g":3}`))
 	if !ok {
 		t.Fatal("not ok")
 	}
@@ -22,7 +23,12 @@ func TestPathAccess(t *testing.T) {
 	if !slices.Equal(acc.Paths, want) {
 		t.Errorf("paths %q, want %q", acc.Paths, want)
 	}
-	if _, ok := pathAccess(json.RawMessage(`{`)); ok {
+	if _, ok := d.pathAccess(json.RawMessage(`{`)); ok {
 		t.Error("invalid JSON: ok")
+	}
+	// A key given twice (the registry refuses the call): its last value
+	// counts, as JSON decoding gives it.
+	if acc, ok := d.pathAccess(json.RawMessage(`{"p":"/a","p":"/b"}`)); !ok || !slices.Equal(acc.Paths, []string{"/b"}) {
+		t.Errorf("a key given twice: %q, %v", acc.Paths, ok)
 	}
 }

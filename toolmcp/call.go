@@ -15,8 +15,8 @@ import (
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
-// call runs one tool call on the server.
-func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) (tools.Output, error) {
+// call runs one call of d's tool on the server.
+func (srv *server) call(ctx context.Context, d *toolDef, args json.RawMessage) (tools.Output, error) {
 	c, err := srv.live(ctx)
 	if err != nil {
 		return tools.Output{}, err
@@ -24,6 +24,7 @@ func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) 
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
+	tool := d.original
 	timeout := srv.set.o.CallTimeout
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -49,5 +50,5 @@ func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) 
 		}
 		return tools.Output{}, mcpError(CodeServerDown, "MCP server %q: %s failed: %v", srv.cfg.Name, tool, err)
 	}
-	return output(srv.cfg.Name, tool, res)
+	return d.output(res)
 }

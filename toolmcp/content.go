@@ -59,54 +59,89 @@ type wireResource struct {
 	Blob     string `json:"blob,omitempty"`
 }
 
-// blocks converts the result's content to card blocks: text, image,
-// audio, resource, resource_link (tools.Content); a structured result
-// not already given as text becomes a JSON text block (```json fence).
-// A block whose payload was stripped, or of an unknown type, becomes
-// its text form.
-func (r wireResult) blocks(stripped bool) []tools.Content {
-	out := make([]tools.Content, 0, len(r.Content)+1)
+// result is a CallToolResult as the model and the cards read it: its
+// content blocks converted (tools.Content), the texts of its text
+// blocks in order, its structuredContent as JSON (nil when absent) and
+// its isError. It is built from the SDK's typed result on a live call
+// (sdkResult) and from the logged JSON on replay (wireResult.result).
+type result struct {
+	content    []tools.Content
+	texts      []string
+	structured json.RawMessage
+	isError    bool
+}
+
+// blocks is the result's card blocks: text, image, audio, resource,
+// resource_link (tools.Content), then, for a structured result not
+// already given as text, a JSON text block (```json fence).
+func (r result) blocks() []tools.Content {
+	if s := structuredText(r.structured, r.texts); s != "" {
+		return append(r.content, tools.Text("```json\n"+s+"\n```"))
+	}
+	return r.content
+}
+
+// result converts the decoded wire form. A block whose payload was
+// stripped, or of an unknown type, becomes its text form.
+func (r wireResult) result(stripped bool) result {
+	out := result{content: make([]tools.Content, 0, len(r.Content)+1), structured: r.StructuredContent, isError: r.IsError}
 	for _, b := range r.Content {
 		var c tools.Content
 		switch b.Type {
 		case tools.ContentText, "":
 			c = tools.Text(b.Text)
+			out.texts = append(out.texts, b.Text)
 		case tools.ContentImage, tools.ContentAudio:
 			c = tools.Content{Type: b.Type, Data: b.Data, MimeType: b.MimeType}
 			if b.Data == "" && stripped {
-				c = tools.Text("[" + b.Type + ": " + orDash(b.MimeType) + ", left out of the log: the result was over 1 MiB]")
+				c = strippedBlock(b.Type, b.MimeType)
 			}
 		case tools.ContentResource:
 			if b.Resource == nil {
-				c = tools.Text("[resource without contents]")
+				c = noResource
 				break
 			}
 			c = tools.Content{Type: tools.ContentResource, URI: b.Resource.URI, MimeType: b.Resource.MimeType, Text: b.Resource.Text, Data: b.Resource.Blob}
 		case tools.ContentResourceLink:
-			name := b.Title
-			if name == "" {
-				name = b.Name
-			}
-			c = tools.Content{Type: tools.ContentResourceLink, URI: b.URI, Name: name, MimeType: b.MimeType}
+			c = resourceLink(b.URI, b.Name, b.Title, b.MimeType)
 		default:
-			c = tools.Text("[" + b.Type + " content]")
+			c = unknownBlock(b.Type)
 		}
-		out = append(out, c)
-	}
-	if s := r.structuredText(); s != "" {
-		out = append(out, tools.Text("```json\n"+s+"\n```"))
+		out.content = append(out.content, c)
 	}
 	return out
 }
 
-// structuredText is the structured content as indented JSON, or "" when
-// there is none or the text blocks already say it: one holds the same
-// JSON (the spec asks servers to send both), or every leaf of it is a
-// string the text blocks hold verbatim (server-filesystem's
-// {"content": <the file>} beside the file's text), so that the model
-// and the card do not get the same text twice.
-func (r wireResult) structuredText() string {
-	sc := bytes.TrimSpace(r.StructuredContent)
+// noResource is an embedded resource block without its contents.
+var noResource = tools.Text("[resource without contents]")
+
+// strippedBlock is the text form of an image or audio block (typ) whose
+// data was left out of the log.
+func strippedBlock(typ, mimeType string) tools.Content {
+	return tools.Text("[" + typ + ": " + orDash(mimeType) + ", left out of the log: the result was over 1 MiB]")
+}
+
+// resourceLink is a resource_link block: named by its title, else its
+// name.
+func resourceLink(uri, name, title, mimeType string) tools.Content {
+	if title != "" {
+		name = title
+	}
+	return tools.Content{Type: tools.ContentResourceLink, URI: uri, Name: name, MimeType: mimeType}
+}
+
+// unknownBlock is the text form of a block of a type the cards do not
+// show.
+func unknownBlock(typ string) tools.Content { return tools.Text("[" + typ + " content]") }
+
+// structuredText is the structured content sc as indented JSON, or ""
+// when there is none or the text blocks (texts) already say it: one
+// holds the same JSON (the spec asks servers to send both), or every
+// leaf of it is a string the text blocks hold verbatim
+// (server-filesystem's {"content": <the file>} beside the file's text),
+// so that the model and the card do not get the same text twice.
+func structuredText(sc json.RawMessage, texts []string) string {
+	sc = bytes.TrimSpace(sc)
 	if len(sc) == 0 || string(sc) == "null" {
 		return ""
 	}
@@ -115,14 +150,9 @@ func (r wireResult) structuredText() string {
 		return ""
 	}
 	canon, _ := json.Marshal(want)
-	var texts []string
-	for _, b := range r.Content {
-		if b.Type != tools.ContentText && b.Type != "" {
-			continue
-		}
-		texts = append(texts, b.Text)
+	for _, t := range texts {
 		var got any
-		if json.Unmarshal([]byte(b.Text), &got) == nil {
+		if json.Unmarshal([]byte(t), &got) == nil {
 			if g, _ := json.Marshal(got); bytes.Equal(g, canon) {
 				return ""
 			}

@@ -34,7 +34,8 @@ func TestStructuredText(t *testing.T) {
 		if err := json.Unmarshal([]byte(raw+`}`), &r); err != nil {
 			t.Fatal(err)
 		}
-		got := r.structuredText()
+		res := r.result(false)
+		got := structuredText(res.structured, res.texts)
 		if (got != "") != c.block {
 			t.Errorf("content %s, structured %s: block %q, want a block: %v", c.content, c.structured, got, c.block)
 		}

@@ -24,5 +24,7 @@
 // path outside the project asks in every mode; the cards come from the
 // tool's title and annotations. A
 // result is logged whole (its Meta holds the MCP CallToolResult), so its
-// card can be shown again from the log without the server.
+// card can be shown again from the log without the server. A live
+// call's model text and card are converted from the SDK's typed result;
+// only a logged result shown again (session/load) is decoded here.
 package toolmcp

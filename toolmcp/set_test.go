@@ -79,7 +79,7 @@ func TestStdioServer(t *testing.T) {
 	}
 
 	// A JSON-RPC error from the server (here: a tool it does not have).
-	if _, err := f.set.servers[0].call(context.Background(), "no_such_tool", nil); err == nil ||
+	if _, err := f.set.servers[0].call(context.Background(), &toolDef{server: "notes", original: "no_such_tool"}, nil); err == nil ||
 		!strings.Contains(err.Error(), `MCP server "notes": no_such_tool: `) || err.(*tools.Error).Code != CodeProtocol {
 		t.Errorf("unknown tool on the server: %v", err)
 	}

@@ -3,7 +3,6 @@ package toolmcp
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +53,12 @@ type toolDef struct {
 	// default then: true).
 	destructive *bool
 	required    []string // the schema's required properties, in order
+
+	// args: the parse of the last arguments, for the cards and Access.
+	args argsMemo
+	// cards: the final cards of the last results (output's, for
+	// presentResult).
+	cards liveCards
 }
 
 // wireDef is toolDef's JSON.
@@ -134,9 +139,9 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 		Class:           d.class(),
 		ConcurrencySafe: d.readOnly,
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
-			return srv.call(ctx, d.original, ex.Args)
+			return srv.call(ctx, d, ex.Args)
 		},
-		Access:        pathAccess,
+		Access:        d.pathAccess,
 		PresentCall:   d.presentCall,
 		PresentResult: d.presentResult,
 	}
@@ -196,19 +201,19 @@ func (d *toolDef) salient(args json.RawMessage) string {
 	// Arguments the registry refuses (a key given twice: decoding would
 	// pick one value, the server perhaps another) name nothing: the
 	// call never reaches the server.
-	if _, err := tools.ParseArgs(args); err != nil {
+	v, err := d.args.parse(args)
+	if err != nil {
 		return ""
 	}
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return ""
-	}
+	m, _ := v.(map[string]any)
 	pick := func(k string) string {
 		switch v := m[k].(type) {
 		case string:
 			return v
-		case float64:
-			return fmt.Sprint(v)
+		case json.Number:
+			if f, err := v.Float64(); err == nil {
+				return fmt.Sprint(f)
+			}
 		}
 		return ""
 	}
@@ -274,7 +279,7 @@ func (d *toolDef) title(args json.RawMessage) string {
 // too: title, kind, the arguments and, for a tool that is not
 // read-only, what the server says about its effects (destructiveHint).
 func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
-	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: rawArgs(args)}
+	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: d.rawArgs(args)}
 	if !d.readOnly {
 		where := fmt.Sprintf("MCP server %q, tool %q", d.server, d.original)
 		var note string
@@ -291,81 +296,13 @@ func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
 	return v
 }
 
-// presentResult is the final card: the result's blocks (text, images,
-// resources, structured content) from the logged Meta, and the
-// CallToolResult as rawOutput; for an error, the error text.
-func (d *toolDef) presentResult(args json.RawMessage, r tools.ResultInput) tools.ToolResultView {
-	if r.IsError || len(r.Meta) == 0 {
-		return tools.GenericResult{Content: r.Content}
-	}
-	var m meta
-	var res wireResult
-	if json.Unmarshal(r.Meta, &m) != nil || json.Unmarshal(m.Result, &res) != nil {
-		return tools.GenericResult{Content: r.Content}
-	}
-	blocks := res.blocks(m.Stripped)
-	if len(blocks) == 0 {
-		blocks = r.Content
-	}
-	return tools.GenericResult{Content: blocks, RawOutput: bytes.Clone(m.Result)}
-}
-
 // rawArgs is the arguments as JSON ({} when empty or not JSON).
-func rawArgs(args json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
+func (d *toolDef) rawArgs(args json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return json.RawMessage("{}")
+	}
+	if _, err := d.args.parse(args); err != nil && !onlyDuplicates(err) {
 		return json.RawMessage("{}")
 	}
 	return bytes.Clone(args)
-}
-
-// output builds a successful call's Output from the server's result:
-// the model's text (every block's text form) and Meta (the result, for
-// the cards and the log).
-func output(serverName, tool string, res *mcp.CallToolResult) (tools.Output, error) {
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
-	}
-	var w wireResult
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return tools.Output{}, mcpError(CodeProtocol, "MCP server %q: tool %q: unreadable result: %v", serverName, tool, err)
-	}
-	blocks := w.blocks(false)
-	if w.IsError {
-		return tools.Output{}, mcpError(CodeToolError, "%s", errorText(blocks))
-	}
-	m := meta{Server: serverName, Tool: tool, Result: raw}
-	if len(raw) > maxMetaBytes {
-		m.Result, m.Stripped = stripBinary(raw)
-	}
-	mb, err := json.Marshal(m)
-	if err != nil {
-		return tools.Output{}, err
-	}
-	rest, imgs := carriedImages(blocks)
-	var content []tools.Content
-	if len(rest) > 0 || len(imgs) == 0 {
-		content = append(content, tools.Text(modelText(rest)))
-	}
-	return tools.Output{Content: append(content, imgs...), Meta: mb}, nil
-}
-
-// carriedImages splits a result's blocks into the images the model is
-// given as images (a PNG, JPEG, GIF or WebP within
-// tools.MaxToolImageBytes; the agent sends them to a model that takes
-// images and a text line to one that does not) and the rest, which the
-// model reads as text (a larger or other image as its text form).
-func carriedImages(blocks []tools.Content) (rest, imgs []tools.Content) {
-	for _, c := range blocks {
-		switch {
-		case c.Type != tools.ContentImage || c.Data == "":
-		case c.MimeType != tools.MimePNG && c.MimeType != tools.MimeJPEG && c.MimeType != tools.MimeGIF && c.MimeType != tools.MimeWebP:
-		case base64.StdEncoding.DecodedLen(len(c.Data)) > tools.MaxToolImageBytes:
-		default:
-			imgs = append(imgs, c)
-			continue
-		}
-		rest = append(rest, c)
-	}
-	return rest, imgs
 }
