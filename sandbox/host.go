@@ -30,6 +30,25 @@ var (
 	probeRuns atomic.Int32
 )
 
+// probeCache is the file SetProbeCache named ("" or nil: none).
+var probeCache atomic.Pointer[string]
+
+// SetProbeCache names the file Probe keeps its answer in for the other
+// processes of the same boot, executable and user (linux; elsewhere
+// nothing is probed), so that each does not start the helper again: a
+// file in the agent's state folder, which commands can neither read nor
+// write (a forged answer could weaken their confinement). "" keeps no
+// cache. Call it before the first Probe.
+func SetProbeCache(path string) { probeCache.Store(&path) }
+
+// probeCachePath is the file SetProbeCache named, or "".
+func probeCachePath() string {
+	if p := probeCache.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 // Probe finds out, once per process, what the kernel offers: the
 // Landlock ABI, and whether a helper can set up namespaces and confine a
 // command there (it starts the helper twice, a few milliseconds). Nothing

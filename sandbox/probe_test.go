@@ -3,6 +3,9 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -87,5 +90,41 @@ func TestQuickMatchesProbe(t *testing.T) {
 	}
 	if q.LandlockABI == 0 && q.LandlockReason != h.LandlockReason {
 		t.Errorf("Quick's reason %q, Probe's %q", q.LandlockReason, h.LandlockReason)
+	}
+}
+
+// TestProbeCache: with a cache file named, the first process's probe
+// starts the helper and keeps its answer; the next (same boot,
+// executable, user) takes the answer from the file without starting
+// anything; a file of another key, or not JSON, is probed over.
+func TestProbeCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "sandbox-probe.json")
+	old := probeCachePath()
+	SetProbeCache(path)
+	t.Cleanup(func() { SetProbeCache(old) })
+	freshProbe(t, landlockABI)
+	started := helperProbes.Load()
+	first := Probe()
+	if helperProbes.Load() == started {
+		t.Fatal("the first probe started no helper")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no cache file: %v", err)
+	}
+	freshProbe(t, landlockABI)
+	started = helperProbes.Load()
+	if h := Probe(); h != first || helperProbes.Load() != started {
+		t.Errorf("from the cache: %+v (%d helpers started), want %+v and none", h, helperProbes.Load()-started, first)
+	}
+	b, _ := os.ReadFile(path)
+	for _, bad := range []string{strings.Replace(string(b), `"uid":`, `"uid":1`, 1), "not json"} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		freshProbe(t, landlockABI)
+		started = helperProbes.Load()
+		if h := Probe(); h != first || helperProbes.Load() == started {
+			t.Errorf("over %.40q: %+v (%d helpers started), want %+v probed again", bad, h, helperProbes.Load()-started, first)
+		}
 	}
 }

@@ -408,6 +408,22 @@ func probe() Host {
 	if !h.helper {
 		return h
 	}
+	key, keyed := currentProbeKey(abi)
+	if keyed {
+		if c, ok := readProbeCache(key); ok {
+			return c
+		}
+	}
+	h = probeHelper(h, abi)
+	if keyed {
+		writeProbeCache(key, h)
+	}
+	return h
+}
+
+// probeHelper is probe's work past quick: the helper started twice
+// (in namespaces, then confined by Landlock ABI abi).
+func probeHelper(h Host, abi int) Host {
 	h.LandlockABI, h.NamespaceReason = 0, ""
 	if abi <= 0 && h.LandlockReason == "" {
 		h.LandlockReason = "kernel has no Landlock"
@@ -441,6 +457,7 @@ func probe() Host {
 
 // runProbe runs the helper in probe mode and reports whether it set up.
 func runProbe(spec helper.Spec, ruleset *os.File) error {
+	helperProbes.Add(1)
 	var stderr bytes.Buffer
 	p, err := launch(spec, nil, "", os.Environ(), nil, &stderr, ruleset)
 	if err != nil {

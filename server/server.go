@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -227,6 +228,11 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	reg := tools.NewRegistry()
+	if o.StateDir != "" {
+		// The sandbox probe's answer, for the agent's next processes of
+		// this boot (in the state folder, hidden from commands).
+		sandbox.SetProbeCache(filepath.Join(o.StateDir, ProbeCacheFile))
+	}
 	// Commands (the model's and the agent's own) never read the agent's
 	// credentials, config and session logs, nor other tools' credentials.
 	o.Sandbox.Hidden = append(sandbox.Secrets(o.StateDir, o.SandboxAllowRead...), o.Sandbox.Hidden...)
@@ -294,6 +300,10 @@ func New(o Options) (*Server, error) {
 	}
 	return srv, nil
 }
+
+// ProbeCacheFile is the file in Options.StateDir that keeps the sandbox
+// probe's answer for the agent's later processes (sandbox.SetProbeCache).
+const ProbeCacheFile = "sandbox-probe.json"
 
 // DefaultSweepAfter is Options.SweepAfter's default: late enough that
 // the sweep does not compete with what an editor asks first (the
