@@ -174,3 +174,29 @@ func TestMissingProgram(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestGitFilterNameWithEquals: a filter driver whose name holds "=" (a
+// -c option splits at the first "=", so "-c filter.a=b.clean=" sets
+// another key) is not run by the agent's git: the call fails instead.
+func TestGitFilterNameWithEquals(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	dir, outside := filterRepo(t)
+	leak := "sh -c 'env > " + filepath.Join(outside, "leak-$$") + "; cat'"
+	for _, args := range [][]string{{"config", "filter.a=b.clean", leak}, {"config", "filter.a=b.smudge", leak}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("a.txt filter=a=b\n"), 0o644)
+	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.Off} {
+		r := Runner{Sandbox: sandbox.Config{Mode: mode}}
+		var out, errb bytes.Buffer
+		err := r.Git(ctxT(t), dir, []string{"status"}, &out, &errb)
+		if leaks, _ := filepath.Glob(filepath.Join(outside, "leak-*")); len(leaks) != 0 {
+			t.Fatalf("%s: the filter a=b ran under the agent's git: %v", mode, leaks)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"a=b"`) {
+			t.Errorf("%s: git status: %v", mode, err)
+		}
+	}
+}

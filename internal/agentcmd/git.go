@@ -3,6 +3,8 @@ package agentcmd
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -61,9 +63,15 @@ func (r Runner) GitCall(ctx context.Context, c Call) error {
 	return r.Run(ctx, c)
 }
 
+// ErrFilterName says the repository's configuration defines a filter
+// driver whose name holds "=", which no -c option can turn off; the
+// agent's git does not run there.
+var ErrFilterName = errors.New("a filter driver named with \"=\" cannot be turned off; the agent's git does not run in this repository")
+
 // FilterDrivers returns the names of the filter drivers the
 // configuration git reads in c.Dir (with c.Env) defines, each once,
-// never nil (reading configuration runs no program).
+// never nil (reading configuration runs no program); ErrFilterName
+// (wrapped, with the name) for a name holding "=".
 func (r Runner) FilterDrivers(ctx context.Context, c Call) ([]string, error) {
 	var out bytes.Buffer
 	q := Call{Path: "git", Dir: c.Dir, Env: c.Env, Stdout: &out,
@@ -83,6 +91,11 @@ func (r Runner) FilterDrivers(ctx context.Context, c Call) ([]string, error) {
 			continue
 		}
 		name := rest[:i]
+		if strings.Contains(name, "=") {
+			// -c splits its argument at the first "=": such a
+			// driver could not be turned off.
+			return nil, fmt.Errorf("%w: %q", ErrFilterName, name)
+		}
 		if !seen[name] {
 			seen[name] = true
 			names = append(names, name)
