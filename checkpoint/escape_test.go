@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
@@ -70,5 +72,54 @@ func TestDirUndoThroughSymlink(t *testing.T) {
 	}
 	if len(restored) != 0 || len(skipped) != 1 || skipped[0] != f+": "+errSymlinkOnWay.Error() {
 		t.Errorf("restored %q skipped %q", restored, skipped)
+	}
+}
+
+// TestGitUndoForgedRef: a turn's checkpoint ref lives in the project's
+// .git, which sandboxed commands may write: a forged checkpoint whose
+// trees name "../victim" does not make undo remove (or write) a file
+// outside the project.
+func TestGitUndoForgedRef(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "proj")
+	git(t, parent, "init", "-q", "-b", "main", "proj")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "first")
+	victim := filepath.Join(parent, "victim.txt")
+	write(t, victim, "precious\n")
+	ctx := context.Background()
+	tr := New(dir, "sess_f", t.TempDir(), agentcmd.Runner{})
+	tr.Before(ctx, 1, nil)
+	write(t, filepath.Join(dir, "a.txt"), "b\n")
+	if tr.End(ctx, 1) == nil {
+		t.Fatal("turn 1 changed nothing")
+	}
+	// The forgery: the turn "created" ../victim.txt with its content.
+	gitIn := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := gitIn("precious\n", "hash-object", "-w", "--stdin")
+	up := gitIn("100644 blob "+blob+"\tvictim.txt\n", "mktree")
+	after := gitIn("040000 tree "+up+"\t..\n", "mktree")
+	empty := gitIn("", "mktree")
+	base := gitIn("", "commit-tree", empty, "-m", "before")
+	forged := gitIn("", "commit-tree", after, "-p", base, "-m", "after")
+	gitIn("", "update-ref", RefPrefix+"sess_f/1", forged)
+
+	plan, err := tr.PlanUndo(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, skipped := tr.ApplyUndo(ctx, plan, diskWriter)
+	if read(t, victim) != "precious\n" {
+		t.Errorf("undo of a forged checkpoint removed %s (restored %q, skipped %q)", victim, restored, skipped)
 	}
 }
