@@ -123,3 +123,39 @@ func TestGitUndoForgedRef(t *testing.T) {
 		t.Errorf("undo of a forged checkpoint removed %s (restored %q, skipped %q)", victim, restored, skipped)
 	}
 }
+
+// TestGitCheckpointSubmoduleFilter: taking a checkpoint of a work tree
+// with a changed submodule does not run the filter driver the
+// submodule's own configuration defines (git add would look into it,
+// and the driver could write the superproject's git folder).
+func TestGitCheckpointSubmoduleFilter(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	sub, dir := filepath.Join(root, "sub"), filepath.Join(root, "top")
+	git(t, root, "init", "-q", "sub")
+	write(t, filepath.Join(sub, "a.txt"), "one\n")
+	write(t, filepath.Join(sub, ".gitattributes"), "a.txt filter=x\n")
+	git(t, sub, "add", ".")
+	git(t, sub, "commit", "-q", "-m", "s")
+	git(t, root, "init", "-q", "top")
+	git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../sub", "sub")
+	git(t, dir, "commit", "-q", "-m", "t")
+	// The superproject's git folder is what the checkpoint's git may
+	// write (a hook planted there runs at the user's next commit).
+	outside := filepath.Join(dir, ".git")
+	git(t, filepath.Join(dir, "sub"), "config", "filter.x.clean", "sh -c 'touch "+filepath.Join(outside, "leak-$$")+"; cat'")
+	write(t, filepath.Join(dir, "sub", "a.txt"), "two\n")
+	write(t, filepath.Join(dir, "b.txt"), "b\n")
+
+	ctx := context.Background()
+	tr := New(dir, "sess_sub", t.TempDir(), agentcmd.Runner{})
+	tr.Before(ctx, 1, nil)
+	write(t, filepath.Join(dir, "b.txt"), "changed\n")
+	ch := tr.End(ctx, 1)
+	if leaks, _ := filepath.Glob(filepath.Join(outside, "leak-*")); len(leaks) != 0 {
+		t.Fatalf("the submodule's filter ran under the checkpoint's git: %v", leaks)
+	}
+	if ch == nil || len(ch.Files) != 1 || !strings.HasSuffix(ch.Files[0].Path, "b.txt") {
+		t.Errorf("changes %+v", ch)
+	}
+}

@@ -13,7 +13,10 @@ import (
 // before its own: no pager, no file system monitor, no hooks, no
 // external diff program, no automatic maintenance, no transport that
 // runs a command, no signing program (commits and tags unsigned), an
-// editor that changes nothing, paths shown as they are, no colour. Text conversion
+// editor that changes nothing, paths shown as they are, no colour, no
+// look into submodules (status and diff would run a git there under the
+// submodule's own configuration, whose filter drivers are not turned
+// off). Text conversion
 // (--no-textconv) and external diff drivers (--no-ext-diff) are options
 // of the diff commands, which the caller adds; filter drivers are
 // turned off by Git for each driver the configuration defines.
@@ -32,6 +35,7 @@ var GitSafe = []string{
 	"-c", "sequence.editor=true",
 	"-c", "core.quotepath=off",
 	"-c", "color.ui=never",
+	"-c", "diff.ignoreSubmodules=all",
 }
 
 // Git runs `git GitSafe... args...` in dir, read-only, with every filter
