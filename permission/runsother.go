@@ -95,6 +95,25 @@ var runsOtherRules = map[string]optionRule{
 	"node":    {long: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}, short: "epr"},
 	"perl":    {short: "eE"},
 	"ruby":    {short: "e"},
+	// tar: a program the members are piped to, a compression program,
+	// checkpoint actions and the volume scripts, a remote shell.
+	"tar": {long: []string{"to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
+		"rsh-command", "rmt-command"}, abbrev: true, short: "IF"},
+	// sort: the program that compresses its temporary files.
+	"sort": {long: []string{"compress-program"}, abbrev: true},
+	// ripgrep: a preprocessor run on every file searched.
+	"rg": {long: []string{"pre"}},
+	// fd: a command run on the files found.
+	"fd": {long: []string{"exec", "exec-batch"}, short: "xX"},
+	// rsync: the remote shell and the program run on the other side.
+	"rsync": {long: []string{"rsh", "rsync-path"}, abbrev: true, short: "e"},
+	// scp: the program to connect with, ssh options (ProxyCommand) and
+	// an ssh configuration file.
+	"scp": {short: "SoF"},
+	// zip: the command that tests the archive.
+	"zip": {long: []string{"unzip-command"}, abbrev: true, short: "T"},
+	// man: the pager and the browser.
+	"man": {long: []string{"pager", "html"}, abbrev: true, short: "PH"},
 }
 
 // npmLong are the long options of npm, npx, pnpm and yarn that make
@@ -111,6 +130,12 @@ var runners = map[string]bool{
 	"builtin": true, "watch": true, "strace": true, "ltrace": true, "chroot": true, "unshare": true,
 	"setsid": true, "stdbuf": true, "flock": true, "parallel": true, "script": true, "busybox": true,
 	"awk": true, "gawk": true, "mawk": true, "trap": true,
+	// sed's scripts run commands (e, s///e) and write files (w): the
+	// script is code, like awk's.
+	"sed": true, "gsed": true,
+	// ssh runs a command on another host (and -o ProxyCommand, a
+	// local one).
+	"ssh":      true,
 	"npm exec": true, "npm x": true, "pnpm exec": true, "pnpm dlx": true, "yarn dlx": true, "yarn exec": true,
 	"yarn node": true, "npx": true,
 	// git's top-level options before the subcommand make the prefix
