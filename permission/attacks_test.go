@@ -376,3 +376,29 @@ func TestAttackOtherProgramsRunCode(t *testing.T) {
 		}
 	}
 }
+
+// git subcommands that run a program an option names, and git config,
+// which writes the configuration (core.fsmonitor, core.pager, aliases)
+// that names the programs every later git runs, the user's own outside
+// the sandbox included: "Always allow `git config`", given for
+// `git config user.name x`, covered `git config core.fsmonitor CMD`.
+func TestAttackGitSubcommandsRunCode(t *testing.T) {
+	allowed := []string{"git grep foo", "git send-email x", "git filter-branch --prune-empty", "git config user.name x"}
+	for _, cmd := range []string{
+		"git grep -Osh foo", "git grep -O foo", "git grep --open-files-in-pager=sh foo", "git grep --open-files=sh foo",
+		"git send-email --sendmail-cmd=sh x",
+		"git filter-branch --tree-filter sh", "git filter-branch --msg-filter=sh", "git filter-branch --env-filter sh",
+		"git filter-branch --index-filter sh", "git filter-branch --commit-filter sh", "git filter-branch --parent-filter sh",
+		"git filter-branch --tag-name-filter sh",
+		"git config core.fsmonitor 'touch pwned'", "git config user.name y",
+	} {
+		if d := attackDecide(t, allowed, cmd); d != Ask {
+			t.Errorf("%q: got %v, want Ask", cmd, d)
+		}
+	}
+	for _, cmd := range []string{"git grep -n bar", "git send-email --dry-run x"} {
+		if d := attackDecide(t, allowed, cmd); d != Allow {
+			t.Errorf("%q: got %v, want Allow", cmd, d)
+		}
+	}
+}

@@ -69,17 +69,22 @@ var runsOtherRules = map[string]optionRule{
 	// work tree, the programs run on the other side of a transport,
 	// templates (hooks), external diff and text conversion programs, a
 	// pager; per subcommand: rebase --exec/-x, difftool's command, the
-	// upload-pack program of ls-remote and clone (-u), clone's -c, and
-	// the commands of submodule foreach and bisect run.
+	// upload-pack program of ls-remote and clone (-u), clone's -c, the
+	// commands of submodule foreach and bisect run, grep's pager (-O),
+	// send-email's sendmail and filter-branch's filters.
 	"git": {long: []string{"config-env", "exec-path", "git-dir", "work-tree", "upload-pack", "receive-pack", "exec",
 		"template", "ext-diff", "textconv", "paginate", "config", "extcmd", "tool"}, abbrev: true},
-	"git rebase":    {short: "x"},
-	"git difftool":  {short: "xt"},
-	"git mergetool": {short: "t"},
-	"git ls-remote": {short: "u"},
-	"git clone":     {short: "uc"},
-	"git submodule": {words: []string{"foreach"}},
-	"git bisect":    {words: []string{"run"}},
+	"git rebase":     {short: "x"},
+	"git difftool":   {short: "xt"},
+	"git mergetool":  {short: "t"},
+	"git ls-remote":  {short: "u"},
+	"git clone":      {short: "uc"},
+	"git submodule":  {words: []string{"foreach"}},
+	"git bisect":     {words: []string{"run"}},
+	"git grep":       {long: []string{"open-files-in-pager"}, abbrev: true, short: "O"},
+	"git send-email": {long: []string{"sendmail-cmd"}, abbrev: true},
+	"git filter-branch": {long: []string{"setup", "env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter",
+		"commit-filter", "tag-name-filter"}},
 	// find runs commands for the files it finds.
 	"find": {words: []string{"-exec", "-execdir", "-ok", "-okdir"}},
 	// Shells and interpreters given code on the command line (or on
@@ -142,6 +147,9 @@ var runners = map[string]bool{
 	// itself "git -c", "git -C": never a prefix to remember.
 	"git -c": true, "git -C": true, "git --exec-path": true, "git --git-dir": true, "git --work-tree": true,
 	"git --config-env": true, "git -p": true, "git --paginate": true,
+	// git config writes the settings that name the programs later gits
+	// run (core.fsmonitor, core.pager, aliases), the user's own included.
+	"git config": true,
 }
 
 // isRunner reports whether a command with this name and prefix runs
