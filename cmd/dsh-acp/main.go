@@ -107,6 +107,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
 		}
 	}
+	// A recording holds every model request (whole conversations):
+	// commands may not read it either.
+	if cfg.Record != "" {
+		if abs, err := filepath.Abs(cfg.Record); err == nil {
+			cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
+		}
+	}
 	// Every ACP line passes the tap when it has something to do: the
 	// debug log of each message, the redacted trace.
 	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: redactor, PID: os.Getpid()})
