@@ -356,6 +356,7 @@ func TestAttackOtherProgramsRunCode(t *testing.T) {
 		"sed -i 's/x/id/e' f", "sed -n '1e touch pwned' f", "sed 'w ../out' f",
 		"tar xf a.tar --to-command=sh", "tar xf a.tar --to-comm=sh", "tar cf x.tar --checkpoint-action=exec=sh .",
 		"tar -I sh -xf a.tar", "tar -xf a.tar --use-compress-program sh", "tar -F sh -cf x.tar .",
+		"tar xIf sh a.tar", "tar cFf sh x.tar .",
 		"sort --compress-program=sh f", "sort --compress-prog=sh f",
 		"rg --pre sh foo", "rg --pre=sh foo",
 		"fd foo -x sh", "fd foo --exec sh", "fd foo -X sh",

@@ -37,6 +37,9 @@ type optionRule struct {
 	// atVersion: an argument naming a module query (PATH@VERSION)
 	// downloads code and builds or runs it (go run, go install, go get).
 	atVersion bool
+	// keys: the program's first argument, without a dash, is a group of
+	// its short options (tar's old style: "tar xIf PROG a.tar").
+	keys bool
 }
 
 // runsOtherRules are the per-program rules (see optionRule), by command
@@ -103,7 +106,7 @@ var runsOtherRules = map[string]optionRule{
 	// tar: a program the members are piped to, a compression program,
 	// checkpoint actions and the volume scripts, a remote shell.
 	"tar": {long: []string{"to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
-		"rsh-command", "rmt-command"}, abbrev: true, short: "IF"},
+		"rsh-command", "rmt-command"}, abbrev: true, short: "IF", keys: true},
 	// sort: the program that compresses its temporary files.
 	"sort": {long: []string{"compress-program"}, abbrev: true},
 	// ripgrep: a preprocessor run on every file searched.
@@ -177,6 +180,14 @@ func runsOther(c *syntax.CallExpr, name, prefix string, words int) (string, bool
 		v := valueOf(a)
 		for _, r := range rules {
 			if r.matches(v.text) {
+				return v.text, true
+			}
+		}
+	}
+	if len(c.Args) > 1 {
+		v := valueOf(c.Args[1])
+		for _, r := range rules {
+			if r.keys && !strings.HasPrefix(v.text, "-") && strings.ContainsAny(v.text, r.short) {
 				return v.text, true
 			}
 		}
