@@ -92,8 +92,9 @@ func (p *providerState) current() string {
 // one on, without a restart; the model selector follows the new
 // endpoint's list (announceModels). Setting main without a key keeps the
 // configured key sources. A protocol other than openai, a base URL that
-// is not http(s), another header or a malformed Authorization is
-// -32602.
+// is not http(s), another header, a malformed Authorization or no key
+// for a base URL on another host than the configured endpoint's (it
+// would get the configured key) is -32602.
 func (b providerAgent) SetProvider(_ context.Context, p acp.SetProviderRequest) (acp.SetProviderResponse, error) {
 	if p.ProviderID == "" {
 		return acp.SetProviderResponse{}, acp.InvalidParams("Invalid params: providerId is required")
@@ -114,6 +115,11 @@ func (b providerAgent) SetProvider(_ context.Context, p acp.SetProviderRequest) 
 			return acp.SetProviderResponse{}, acp.InvalidParams("Invalid params: the Authorization header must be \"Bearer KEY\"")
 		}
 		key = strings.TrimSpace(k)
+	}
+	if key == "" && !sameHost(p.BaseURL, b.cfg.Providers.MainURL) {
+		// Without a key of its own the provider would get the
+		// configured endpoint's key.
+		return acp.SetProviderResponse{}, acp.InvalidParams("Invalid params: a provider on another host than the configured endpoint needs its own key (headers: Authorization: Bearer KEY); the configured key is not sent there")
 	}
 	b.prov.mu.Lock()
 	defer b.prov.mu.Unlock()
@@ -168,4 +174,12 @@ func (b *Bridge) announceModels() {
 			b.announceOptions(s)
 		}
 	}
+}
+
+// sameHost reports whether URLs a and b name the same host and port
+// (case-insensitive; an unparsable URL matches nothing).
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Host, ub.Host)
 }

@@ -141,7 +141,12 @@ func (r *gitRepo) snapshot(ctx context.Context, msg, parent, cache string) (comm
 		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + idx}
-	if _, err := r.gitWrite(ctx, env, filepath.Dir(idx), "add", "--all", "--ignore-errors", "--", "."); err != nil {
+	links, err := r.gitlinks(ctx, env)
+	if err != nil {
+		return "", "", err
+	}
+	add := append([]string{"add", "--all", "--ignore-errors", "--", "."}, links...)
+	if _, err := r.gitWrite(ctx, env, filepath.Dir(idx), add...); err != nil {
 		// Start again from the user's index next time (a git killed by
 		// the timeout may have left its lock too).
 		_ = os.Remove(idx)
@@ -161,6 +166,25 @@ func (r *gitRepo) snapshot(ctx context.Context, msg, parent, cache string) (comm
 		return "", "", err
 	}
 	return strings.TrimSpace(string(out)), tree, nil
+}
+
+// gitlinks are pathspecs leaving out the submodules the index env names
+// holds: git add would look into a changed one with a git of the
+// submodule's own configuration, whose filter drivers are not turned
+// off. A submodule's entry stays as the index has it.
+func (r *gitRepo) gitlinks(ctx context.Context, env []string) ([]string, error) {
+	out, err := r.git(ctx, env, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		head, path, ok := strings.Cut(e, "\t")
+		if ok && strings.HasPrefix(head, "160000 ") {
+			specs = append(specs, ":(exclude,literal)"+path)
+		}
+	}
+	return specs, nil
 }
 
 // copyFile copies src to dst (created 0600).

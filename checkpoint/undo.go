@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,19 +119,14 @@ func (t *Tracker) planGit(ctx context.Context, turn int) (*UndoPlan, error) {
 // reason"). In git the turn's checkpoint is then removed.
 func (t *Tracker) ApplyUndo(ctx context.Context, plan *UndoPlan, write Writer) (restored, skipped []string) {
 	skipped = append(skipped, plan.Skipped...)
+	t.mu.Lock()
+	root := t.cwd
+	if t.repo != nil {
+		root = t.repo.top
+	}
+	t.mu.Unlock()
 	for _, st := range plan.steps {
-		var err error
-		if st.remove {
-			err = os.Remove(st.path)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
-		} else {
-			if err = os.MkdirAll(filepath.Dir(st.path), 0o755); err == nil {
-				err = write(ctx, st.path, st.content, st.mode)
-			}
-		}
-		if err != nil {
+		if err := st.apply(ctx, root, write); err != nil {
 			skipped = append(skipped, st.path+": "+strings.TrimSpace(err.Error()))
 			continue
 		}
@@ -146,6 +142,54 @@ func (t *Tracker) ApplyUndo(ctx context.Context, plan *UndoPlan, write Writer) (
 		_ = removeDirState(filepath.Join(t.stateDir, "checkpoints", t.session, strconv.Itoa(plan.Turn)))
 	}
 	return restored, skipped
+}
+
+// apply writes (or removes) st's file below root with write, unless a
+// symlink is on its way.
+func (st undoStep) apply(ctx context.Context, root string, write Writer) error {
+	if err := throughSymlink(root, st.path); err != nil {
+		return err
+	}
+	if st.remove {
+		if err := os.Remove(st.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(st.path), 0o755); err != nil {
+		return err
+	}
+	return write(ctx, st.path, st.content, st.mode)
+}
+
+// errSymlinkOnWay says a file to restore is, or is reached through, a
+// symlink: the write would land where the link leads (a command may have
+// made it lead out of the project), not at the path the plan shows.
+var errSymlinkOnWay = errors.New("a symlink is on its way now, left as it is")
+
+// throughSymlink returns errSymlinkOnWay when path, or a folder between
+// root and path, is a symlink (folders not there yet are created by the
+// undo itself), and an error for a path not below root.
+func throughSymlink(root, path string) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("not below %s, left as it is", root)
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return errSymlinkOnWay
+		}
+	}
+	return nil
 }
 
 // afterSum is what the end of a turn saw of a file with a before-image:

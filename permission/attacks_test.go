@@ -346,3 +346,60 @@ func TestAttackSymlinkThenDotDot(t *testing.T) {
 		t.Errorf("read through a loop: got %v, want Ask", d)
 	}
 }
+
+// Programs a remembered prefix may start with that an option (or, for
+// sed, its script) makes run a command: "Always allow `sed`", given for
+// a plain substitution, covered a script that runs one.
+func TestAttackOtherProgramsRunCode(t *testing.T) {
+	allowed := []string{"sed -i s/a/b/ f", "tar xf a.tar", "sort f", "rg foo", "fd foo", "rsync -a a b", "scp a b", "zip -r a.zip .", "man ls", "ssh host ls"}
+	for _, cmd := range []string{
+		"sed -i 's/x/id/e' f", "sed -n '1e touch pwned' f", "sed 'w ../out' f",
+		"tar xf a.tar --to-command=sh", "tar xf a.tar --to-comm=sh", "tar cf x.tar --checkpoint-action=exec=sh .",
+		"tar -I sh -xf a.tar", "tar -xf a.tar --use-compress-program sh", "tar -F sh -cf x.tar .",
+		"tar xIf sh a.tar", "tar cFf sh x.tar .",
+		"sort --compress-program=sh f", "sort --compress-prog=sh f",
+		"rg --pre sh foo", "rg --pre=sh foo",
+		"fd foo -x sh", "fd foo --exec sh", "fd foo -X sh",
+		"rsync -e sh a b", "rsync --rsh=sh a b", "rsync --rsync-path=sh a host:b",
+		"scp -S sh a b", "scp -o ProxyCommand=sh a host:b",
+		"zip -T -TT sh a.zip f", "zip --unzip-command=sh -T a.zip f",
+		"man -P sh ls", "man --pager=sh ls",
+		"ssh host 'touch pwned'", "ssh -o ProxyCommand=sh x",
+	} {
+		if d := attackDecide(t, allowed, cmd); d != Ask {
+			t.Errorf("%q: got %v, want Ask", cmd, d)
+		}
+	}
+	// What stays covered.
+	for _, cmd := range []string{"tar xf b.tar", "tar -tzf a.tgz", "sort -u f", "rg -n bar", "fd -e go", "rsync -av a b", "zip -q a.zip f", "man git"} {
+		if d := attackDecide(t, allowed, cmd); d != Allow {
+			t.Errorf("%q: got %v, want Allow", cmd, d)
+		}
+	}
+}
+
+// git subcommands that run a program an option names, and git config,
+// which writes the configuration (core.fsmonitor, core.pager, aliases)
+// that names the programs every later git runs, the user's own outside
+// the sandbox included: "Always allow `git config`", given for
+// `git config user.name x`, covered `git config core.fsmonitor CMD`.
+func TestAttackGitSubcommandsRunCode(t *testing.T) {
+	allowed := []string{"git grep foo", "git send-email x", "git filter-branch --prune-empty", "git config user.name x"}
+	for _, cmd := range []string{
+		"git grep -Osh foo", "git grep -O foo", "git grep --open-files-in-pager=sh foo", "git grep --open-files=sh foo",
+		"git send-email --sendmail-cmd=sh x",
+		"git filter-branch --tree-filter sh", "git filter-branch --msg-filter=sh", "git filter-branch --env-filter sh",
+		"git filter-branch --index-filter sh", "git filter-branch --commit-filter sh", "git filter-branch --parent-filter sh",
+		"git filter-branch --tag-name-filter sh",
+		"git config core.fsmonitor 'touch pwned'", "git config user.name y",
+	} {
+		if d := attackDecide(t, allowed, cmd); d != Ask {
+			t.Errorf("%q: got %v, want Ask", cmd, d)
+		}
+	}
+	for _, cmd := range []string{"git grep -n bar", "git send-email --dry-run x"} {
+		if d := attackDecide(t, allowed, cmd); d != Allow {
+			t.Errorf("%q: got %v, want Allow", cmd, d)
+		}
+	}
+}

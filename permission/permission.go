@@ -411,7 +411,9 @@ type Note struct {
 // Explain returns, for a prompt, why c's paths ask on their own in mode:
 // each path outside the cwd (its real absolute path, whatever the
 // arguments spelled) and, but in bypassPermissions or for a read-only
-// call, each file that runs code. Nil when there is none.
+// call, each file that runs code and the characters of the command or
+// a path that do not show or reorder the text (hiddenNotes). Nil when
+// there is none.
 func Explain(mode string, c Call) []Note {
 	var out []Note
 	for _, p := range outsidePaths(c) {
@@ -420,6 +422,7 @@ func Explain(mode string, c Call) []Note {
 	if mode == ModeBypass || unasked(c.Class) {
 		return out
 	}
+	out = append(out, hiddenNotes(c)...)
 	if c.Class == tools.ClassNetwork && c.Host != "" {
 		// The title is the full URL; say what an "always" covers.
 		out = append(out, Note{Text: "Sends a request to " + c.Host + `; "Always allow" allows ` + c.Tool + " to reach this host for the rest of the session."})

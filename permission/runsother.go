@@ -37,6 +37,9 @@ type optionRule struct {
 	// atVersion: an argument naming a module query (PATH@VERSION)
 	// downloads code and builds or runs it (go run, go install, go get).
 	atVersion bool
+	// keys: the program's first argument, without a dash, is a group of
+	// its short options (tar's old style: "tar xIf PROG a.tar").
+	keys bool
 }
 
 // runsOtherRules are the per-program rules (see optionRule), by command
@@ -69,17 +72,22 @@ var runsOtherRules = map[string]optionRule{
 	// work tree, the programs run on the other side of a transport,
 	// templates (hooks), external diff and text conversion programs, a
 	// pager; per subcommand: rebase --exec/-x, difftool's command, the
-	// upload-pack program of ls-remote and clone (-u), clone's -c, and
-	// the commands of submodule foreach and bisect run.
+	// upload-pack program of ls-remote and clone (-u), clone's -c, the
+	// commands of submodule foreach and bisect run, grep's pager (-O),
+	// send-email's sendmail and filter-branch's filters.
 	"git": {long: []string{"config-env", "exec-path", "git-dir", "work-tree", "upload-pack", "receive-pack", "exec",
 		"template", "ext-diff", "textconv", "paginate", "config", "extcmd", "tool"}, abbrev: true},
-	"git rebase":    {short: "x"},
-	"git difftool":  {short: "xt"},
-	"git mergetool": {short: "t"},
-	"git ls-remote": {short: "u"},
-	"git clone":     {short: "uc"},
-	"git submodule": {words: []string{"foreach"}},
-	"git bisect":    {words: []string{"run"}},
+	"git rebase":     {short: "x"},
+	"git difftool":   {short: "xt"},
+	"git mergetool":  {short: "t"},
+	"git ls-remote":  {short: "u"},
+	"git clone":      {short: "uc"},
+	"git submodule":  {words: []string{"foreach"}},
+	"git bisect":     {words: []string{"run"}},
+	"git grep":       {long: []string{"open-files-in-pager"}, abbrev: true, short: "O"},
+	"git send-email": {long: []string{"sendmail-cmd"}, abbrev: true},
+	"git filter-branch": {long: []string{"setup", "env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter",
+		"commit-filter", "tag-name-filter"}},
 	// find runs commands for the files it finds.
 	"find": {words: []string{"-exec", "-execdir", "-ok", "-okdir"}},
 	// Shells and interpreters given code on the command line (or on
@@ -95,6 +103,25 @@ var runsOtherRules = map[string]optionRule{
 	"node":    {long: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}, short: "epr"},
 	"perl":    {short: "eE"},
 	"ruby":    {short: "e"},
+	// tar: a program the members are piped to, a compression program,
+	// checkpoint actions and the volume scripts, a remote shell.
+	"tar": {long: []string{"to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
+		"rsh-command", "rmt-command"}, abbrev: true, short: "IF", keys: true},
+	// sort: the program that compresses its temporary files.
+	"sort": {long: []string{"compress-program"}, abbrev: true},
+	// ripgrep: a preprocessor run on every file searched.
+	"rg": {long: []string{"pre"}},
+	// fd: a command run on the files found.
+	"fd": {long: []string{"exec", "exec-batch"}, short: "xX"},
+	// rsync: the remote shell and the program run on the other side.
+	"rsync": {long: []string{"rsh", "rsync-path"}, abbrev: true, short: "e"},
+	// scp: the program to connect with, ssh options (ProxyCommand) and
+	// an ssh configuration file.
+	"scp": {short: "SoF"},
+	// zip: the command that tests the archive.
+	"zip": {long: []string{"unzip-command"}, abbrev: true, short: "T"},
+	// man: the pager and the browser.
+	"man": {long: []string{"pager", "html"}, abbrev: true, short: "PH"},
 }
 
 // npmLong are the long options of npm, npx, pnpm and yarn that make
@@ -111,12 +138,21 @@ var runners = map[string]bool{
 	"builtin": true, "watch": true, "strace": true, "ltrace": true, "chroot": true, "unshare": true,
 	"setsid": true, "stdbuf": true, "flock": true, "parallel": true, "script": true, "busybox": true,
 	"awk": true, "gawk": true, "mawk": true, "trap": true,
+	// sed's scripts run commands (e, s///e) and write files (w): the
+	// script is code, like awk's.
+	"sed": true, "gsed": true,
+	// ssh runs a command on another host (and -o ProxyCommand, a
+	// local one).
+	"ssh":      true,
 	"npm exec": true, "npm x": true, "pnpm exec": true, "pnpm dlx": true, "yarn dlx": true, "yarn exec": true,
 	"yarn node": true, "npx": true,
 	// git's top-level options before the subcommand make the prefix
 	// itself "git -c", "git -C": never a prefix to remember.
 	"git -c": true, "git -C": true, "git --exec-path": true, "git --git-dir": true, "git --work-tree": true,
 	"git --config-env": true, "git -p": true, "git --paginate": true,
+	// git config writes the settings that name the programs later gits
+	// run (core.fsmonitor, core.pager, aliases), the user's own included.
+	"git config": true,
 }
 
 // isRunner reports whether a command with this name and prefix runs
@@ -144,6 +180,14 @@ func runsOther(c *syntax.CallExpr, name, prefix string, words int) (string, bool
 		v := valueOf(a)
 		for _, r := range rules {
 			if r.matches(v.text) {
+				return v.text, true
+			}
+		}
+	}
+	if len(c.Args) > 1 {
+		v := valueOf(c.Args[1])
+		for _, r := range rules {
+			if r.keys && !strings.HasPrefix(v.text, "-") && strings.ContainsAny(v.text, r.short) {
 				return v.text, true
 			}
 		}

@@ -207,7 +207,8 @@ func TestEveryAgentMethod(t *testing.T) {
 	// Providers (routing through a real endpoint: TestProviders).
 	var lp acp.ListProvidersResponse
 	call(acp.MethodProvidersList, nil, &lp)
-	call(acp.MethodProvidersSet, map[string]any{"providerId": "alt", "apiType": "openai", "baseUrl": "http://127.0.0.1:1"}, nil)
+	call(acp.MethodProvidersSet, map[string]any{"providerId": "alt", "apiType": "openai", "baseUrl": "http://127.0.0.1:1",
+		"headers": map[string]string{"Authorization": "Bearer sk-alt-0003"}}, nil)
 	call(acp.MethodProvidersDisable, map[string]any{"providerId": "alt"}, nil)
 	if len(lp.Providers) != 1 || lp.Providers[0].ProviderID != "main" || strings.Join(routed, " ") != "http://127.0.0.1:1 https://api.deepseek.com" {
 		t.Errorf("providers %s, routed %q", mustJSON(lp), routed)

@@ -112,3 +112,33 @@ func TestProviders(t *testing.T) {
 	}
 	turn("main /chat/completions Bearer sk-main-0001") // the refused calls changed nothing
 }
+
+// TestProviderKeyStaysHome: providers/set without a key for a base URL
+// on another host than the configured endpoint is refused (-32602):
+// routed there, the model requests carried the configured key to that
+// host.
+func TestProviderKeyStaysHome(t *testing.T) {
+	var mu sync.Mutex
+	var auth []string
+	alt := newFakeModel(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		auth = append(auth, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, e2etest.Text(nil, []string{"From alt."}, "stop"))
+	})
+	mainURL := "https://api.deepseek.com"
+	sw := llm.NewSwitch(llm.HTTP{BaseURL: mainURL, APIKey: "sk-main-0001"})
+	h := newHarness(t, harnessOpts{model: sw, options: func(o *server.Options) {
+		o.Providers = &server.Providers{MainURL: mainURL, Route: sw.Route}
+	}})
+	sid := h.start(harnessOpts{})
+	code, msg := rpcError(t, h, acp.MethodProvidersSet, map[string]any{"providerId": "alt", "apiType": "openai", "baseUrl": alt.srv.URL})
+	if code != acp.CodeInvalidParams || !strings.Contains(msg, "key") {
+		_, _ = h.prompt(sid, "hi")
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("providers/set without a key: %d %q; the other host saw %q", code, msg, auth)
+	}
+}

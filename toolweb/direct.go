@@ -69,8 +69,15 @@ func newDirect(reachable func(netip.AddrPort) bool, userAgent string) *direct {
 			if len(via) > MaxRedirects {
 				return fmt.Errorf("stopped after %d redirects", MaxRedirects)
 			}
-			if _, _, err := checkURL(req.URL.String()); err != nil {
+			_, host, err := checkURL(req.URL.String())
+			if err != nil {
 				return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+			}
+			// The permission asked was for the first URL's host: an
+			// open redirect there would carry the URL's data to a host
+			// nobody allowed.
+			if host != strings.ToLower(via[0].URL.Hostname()) {
+				return fmt.Errorf("redirected to another host, not followed: %s (fetch that URL to read it)", req.URL.Redacted())
 			}
 			return nil
 		},

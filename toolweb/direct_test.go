@@ -172,3 +172,35 @@ func TestMarkdownTablesAndDeepPages(t *testing.T) {
 		t.Errorf("deep page: %.200s", md)
 	}
 }
+
+// A redirect to another host is not followed: "Always allow" covers the
+// host asked about, and an open redirect there would carry the URL's
+// data to a host nobody allowed. The error names the target, which a
+// fetch of its own may reach (asking for its host).
+func TestDirectRedirectToOtherHost(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "got "+r.URL.RawQuery)
+	}))
+	defer other.Close()
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/collect?secret=1"
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			http.Redirect(w, r, "/final", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/final" {
+			fmt.Fprint(w, "same host")
+			return
+		}
+		http.Redirect(w, r, otherURL, http.StatusFound)
+	}))
+	defer front.Close()
+	d := newDirect(allowAll, "test")
+	ctx := context.Background()
+	if p, err := d.fetch(ctx, front.URL+"/url?q=x"); err == nil || !strings.Contains(err.Error(), otherURL) {
+		t.Errorf("redirect to another host: %+v, %v", p, err)
+	}
+	if p, err := d.fetch(ctx, front.URL+"/same"); err != nil || p.Text != "same host" {
+		t.Errorf("redirect on the same host: %+v, %v", p, err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/dsh-acp/dsh-acp/credentials"
@@ -100,6 +101,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		trace = f
 		log.Info("tracing ACP messages", "file", cfg.Trace)
+		// The trace holds every session's messages: commands may not
+		// read it, like the state folder's logs.
+		if abs, err := filepath.Abs(cfg.Trace); err == nil {
+			cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
+		}
+	}
+	// A recording holds every model request (whole conversations):
+	// commands may not read it either.
+	if cfg.Record != "" {
+		if abs, err := filepath.Abs(cfg.Record); err == nil {
+			cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
+		}
 	}
 	// Every ACP line passes the tap when it has something to do: the
 	// debug log of each message, the redacted trace.

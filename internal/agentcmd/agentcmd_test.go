@@ -174,3 +174,77 @@ func TestMissingProgram(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestGitFilterNameWithEquals: a filter driver whose name holds "=" (a
+// -c option splits at the first "=", so "-c filter.a=b.clean=" sets
+// another key) is not run by the agent's git: the call fails instead.
+func TestGitFilterNameWithEquals(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	dir, outside := filterRepo(t)
+	leak := "sh -c 'env > " + filepath.Join(outside, "leak-$$") + "; cat'"
+	for _, args := range [][]string{{"config", "filter.a=b.clean", leak}, {"config", "filter.a=b.smudge", leak}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("a.txt filter=a=b\n"), 0o644)
+	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.Off} {
+		r := Runner{Sandbox: sandbox.Config{Mode: mode}}
+		var out, errb bytes.Buffer
+		err := r.Git(ctxT(t), dir, []string{"status"}, &out, &errb)
+		if leaks, _ := filepath.Glob(filepath.Join(outside, "leak-*")); len(leaks) != 0 {
+			t.Fatalf("%s: the filter a=b ran under the agent's git: %v", mode, leaks)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"a=b"`) {
+			t.Errorf("%s: git status: %v", mode, err)
+		}
+	}
+}
+
+// subRepo makes a repository in a fresh folder with a submodule "sub"
+// whose own configuration (as a sandboxed command could write it)
+// defines a filter driver for its a.txt, changed since, that writes a
+// file in outside; it returns the superproject's folder.
+func subRepo(t *testing.T) (dir, outside string) {
+	t.Helper()
+	root, outside := t.TempDir(), t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "protocol.file.allow=always"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	sub, dir := filepath.Join(root, "sub"), filepath.Join(root, "top")
+	git(root, "init", "-q", "sub")
+	os.WriteFile(filepath.Join(sub, "a.txt"), []byte("one\n"), 0o644)
+	os.WriteFile(filepath.Join(sub, ".gitattributes"), []byte("a.txt filter=x\n"), 0o644)
+	git(sub, "add", ".")
+	git(sub, "commit", "-q", "-m", "s")
+	git(root, "init", "-q", "top")
+	git(dir, "submodule", "add", "-q", "../sub", "sub")
+	git(dir, "commit", "-q", "-m", "t")
+	git(filepath.Join(dir, "sub"), "config", "filter.x.clean", "sh -c 'touch "+filepath.Join(outside, "leak-$$")+"; cat'")
+	os.WriteFile(filepath.Join(dir, "sub", "a.txt"), []byte("two\n"), 0o644)
+	return dir, outside
+}
+
+// TestGitSubmoduleFilter: git status and git diff look into a changed
+// submodule with a git of the submodule's own configuration, whose
+// filter drivers the agent's git has not turned off: the agent's git
+// does not look into submodules.
+func TestGitSubmoduleFilter(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	dir, outside := subRepo(t)
+	r := Runner{Sandbox: sandbox.Config{Mode: sandbox.Off}}
+	for _, args := range [][]string{{"status"}, {"diff", "--no-ext-diff", "--no-textconv"}} {
+		var out, errb bytes.Buffer
+		if err := r.Git(ctxT(t), dir, args, &out, &errb); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, errb.String())
+		}
+		if leaks, _ := filepath.Glob(filepath.Join(outside, "leak-*")); len(leaks) != 0 {
+			t.Fatalf("git %v: the submodule's filter ran under the agent's git: %v", args, leaks)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package agentcmd
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -11,7 +13,10 @@ import (
 // before its own: no pager, no file system monitor, no hooks, no
 // external diff program, no automatic maintenance, no transport that
 // runs a command, no signing program (commits and tags unsigned), an
-// editor that changes nothing, paths shown as they are, no colour. Text conversion
+// editor that changes nothing, paths shown as they are, no colour, no
+// look into submodules (status and diff would run a git there under the
+// submodule's own configuration, whose filter drivers are not turned
+// off). Text conversion
 // (--no-textconv) and external diff drivers (--no-ext-diff) are options
 // of the diff commands, which the caller adds; filter drivers are
 // turned off by Git for each driver the configuration defines.
@@ -30,6 +35,7 @@ var GitSafe = []string{
 	"-c", "sequence.editor=true",
 	"-c", "core.quotepath=off",
 	"-c", "color.ui=never",
+	"-c", "diff.ignoreSubmodules=all",
 }
 
 // Git runs `git GitSafe... args...` in dir, read-only, with every filter
@@ -61,9 +67,15 @@ func (r Runner) GitCall(ctx context.Context, c Call) error {
 	return r.Run(ctx, c)
 }
 
+// ErrFilterName says the repository's configuration defines a filter
+// driver whose name holds "=", which no -c option can turn off; the
+// agent's git does not run there.
+var ErrFilterName = errors.New("a filter driver named with \"=\" cannot be turned off; the agent's git does not run in this repository")
+
 // FilterDrivers returns the names of the filter drivers the
 // configuration git reads in c.Dir (with c.Env) defines, each once,
-// never nil (reading configuration runs no program).
+// never nil (reading configuration runs no program); ErrFilterName
+// (wrapped, with the name) for a name holding "=".
 func (r Runner) FilterDrivers(ctx context.Context, c Call) ([]string, error) {
 	var out bytes.Buffer
 	q := Call{Path: "git", Dir: c.Dir, Env: c.Env, Stdout: &out,
@@ -83,6 +95,11 @@ func (r Runner) FilterDrivers(ctx context.Context, c Call) ([]string, error) {
 			continue
 		}
 		name := rest[:i]
+		if strings.Contains(name, "=") {
+			// -c splits its argument at the first "=": such a
+			// driver could not be turned off.
+			return nil, fmt.Errorf("%w: %q", ErrFilterName, name)
+		}
 		if !seen[name] {
 			seen[name] = true
 			names = append(names, name)
