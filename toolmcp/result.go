@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,9 +16,9 @@ import (
 
 // output builds a successful call's Output from the SDK's result,
 // converted from its typed content (sdkResult): the model's text (every
-// block's text form) and images, and Meta (the result, for the cards
-// and the log). The final card's blocks are kept in d.cards for
-// presentResult.
+// block's text form) and images, Meta (the result, for the log and a
+// replay's card) and View, the final card built from the same blocks
+// (the live card takes it; presentResult decodes Meta only on replay).
 func (d *toolDef) output(res *mcp.CallToolResult) (tools.Output, error) {
 	conv, err := sdkResult(res, false)
 	if err != nil {
@@ -44,14 +43,16 @@ func (d *toolDef) output(res *mcp.CallToolResult) (tools.Output, error) {
 			card = stripped.blocks()
 		}
 	}
-	mb := m.marshal()
-	d.cards.put(mb, tools.GenericResult{Content: card, RawOutput: m.Result})
 	rest, imgs := carriedImages(blocks)
 	var content []tools.Content
 	if len(rest) > 0 || len(imgs) == 0 {
 		content = append(content, tools.Text(modelText(rest)))
 	}
-	return tools.Output{Content: append(content, imgs...), Meta: mb}, nil
+	content = append(content, imgs...)
+	if len(card) == 0 {
+		card = content // as presentResult shows a result without blocks
+	}
+	return tools.Output{Content: content, Meta: m.marshal(), View: tools.GenericResult{Content: card, RawOutput: m.Result}}, nil
 }
 
 // marshal is json.Marshal(m), built around m.Result as it is: that is
@@ -73,18 +74,12 @@ func (m meta) marshal() []byte {
 
 // presentResult is the final card: the result's blocks (text, images,
 // resources, structured content) and the CallToolResult as rawOutput;
-// for an error, the error text. The blocks of a result this tool just
-// gave are those output kept; any other (a logged one, on replay) is
-// decoded from its Meta (decodeLogged).
+// for an error, the error text. A live call's card is output's View;
+// this builds it from a logged result's Meta (decodeLogged), on replay,
+// to the same card.
 func (d *toolDef) presentResult(args json.RawMessage, r tools.ResultInput) tools.ToolResultView {
 	if r.IsError || len(r.Meta) == 0 {
 		return tools.GenericResult{Content: r.Content}
-	}
-	if v, ok := d.cards.take(r.Meta); ok {
-		if len(v.Content) == 0 {
-			v.Content = r.Content
-		}
-		return v
 	}
 	m, res, ok := decodeLogged(r.Meta)
 	if !ok {
@@ -108,47 +103,6 @@ func decodeLogged(raw json.RawMessage) (m meta, res wireResult, ok bool) {
 		return meta{}, wireResult{}, false
 	}
 	return m, res, true
-}
-
-// cardEntries is how many final cards a tool keeps for presentResult.
-const cardEntries = 4
-
-// liveCards keeps the final cards of a tool's last results, each under
-// its Meta, until presentResult takes it (once) or a later result
-// replaces it (oldest first): a card given is exactly what decoding
-// that Meta gives. Safe for concurrent use; the zero value is empty.
-type liveCards struct {
-	mu      sync.Mutex
-	entries [cardEntries]liveCard
-	next    int
-}
-
-type liveCard struct {
-	meta json.RawMessage // nil: an empty entry
-	view tools.GenericResult
-}
-
-func (l *liveCards) put(meta json.RawMessage, v tools.GenericResult) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.entries[l.next] = liveCard{meta: meta, view: v}
-	l.next = (l.next + 1) % cardEntries
-}
-
-// take returns and forgets the card kept under meta (the same bytes):
-// its caller owns it.
-func (l *liveCards) take(meta json.RawMessage) (tools.GenericResult, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := range l.entries {
-		e := &l.entries[i]
-		if e.meta != nil && bytes.Equal(e.meta, meta) {
-			v := e.view
-			*e = liveCard{}
-			return v, true
-		}
-	}
-	return tools.GenericResult{}, false
 }
 
 // carriedImages splits a result's blocks into the images the model is

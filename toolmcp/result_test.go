@@ -47,7 +47,10 @@ func TestLiveCallDecodes(t *testing.T) {
 			t.Fatalf("%s: %s", c.name, tools.JoinText(r.Content))
 		}
 		in := tools.ResultInput{Content: r.Content, Meta: r.Meta}
-		live := tool.ResultView(args, in)
+		live := r.View
+		if live == nil {
+			t.Fatalf("%s: the result carries no card", c.name)
+		}
 		if n := loggedDecodes.Load() - decodes; n != 0 {
 			t.Errorf("%s: the live path decoded the logged result %d times", c.name, n)
 		}
@@ -66,10 +69,9 @@ func TestLiveCallDecodes(t *testing.T) {
 		if n := loggedDecodes.Load() - decodes; n != 1 {
 			t.Errorf("%s: the replay decoded the logged result %d times", c.name, n)
 		}
-		// A second look at the same result (the card was taken) decodes
-		// it, to the same card.
+		// The live tool builds the same card from the logged result.
 		if got := tool.ResultView(args, in); !reflect.DeepEqual(got, live) {
-			t.Errorf("%s: second card %+v, first %+v", c.name, got, live)
+			t.Errorf("%s: the live tool's card from the log %+v, live %+v", c.name, got, live)
 		}
 	}
 }
@@ -148,11 +150,7 @@ func TestSDKResultAsLogged(t *testing.T) {
 			t.Errorf("%s: model content %+v, want %+v", name, out.Content, wantModel)
 		}
 		in := tools.ResultInput{Content: out.Content, Meta: bytes.Clone(out.Meta)}
-		decodes := loggedDecodes.Load()
-		live := d.presentResult(nil, in)
-		if n := loggedDecodes.Load() - decodes; n != 0 {
-			t.Errorf("%s: the live card decoded the log %d times", name, n)
-		}
+		live := out.View
 		if logged := (&toolDef{}).presentResult(nil, in); !reflect.DeepEqual(live, logged) {
 			t.Errorf("%s: live card %+v, logged %+v", name, live, logged)
 		}

@@ -56,9 +56,6 @@ type toolDef struct {
 
 	// args: the parse of the last arguments, for the cards and Access.
 	args argsMemo
-	// cards: the final cards of the last results (output's, for
-	// presentResult).
-	cards liveCards
 }
 
 // wireDef is toolDef's JSON.
