@@ -18,14 +18,19 @@ import (
 // which arguments are paths, so every string is looked at. Arguments
 // that are not JSON touch nothing here (the registry refuses them).
 //
-// The arguments are parsed once for the cards and Access (d.args);
-// those the registry refuses for a key given twice are decoded again as
-// JSON (the last value of a key counts), in case the check sees them.
+// A resolved call hands over its parse (accessParsed); arguments the
+// registry refuses for a key given twice are decoded again as JSON (the
+// last value of a key counts), in case the check sees them.
 func (d *toolDef) pathAccess(args json.RawMessage) (tools.Access, bool) {
+	v, err := parseArgs(args)
+	return d.accessParsed(args, v, err)
+}
+
+// accessParsed is pathAccess given ParseArgs's v and err for args.
+func (d *toolDef) accessParsed(args json.RawMessage, v any, err error) (tools.Access, bool) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return tools.Access{}, false
 	}
-	v, err := d.args.parse(args)
 	if onlyDuplicates(err) {
 		err = json.Unmarshal(args, &v)
 	}

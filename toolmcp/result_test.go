@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-acp/dsh-acp/internal/probe"
 	"github.com/dsh-acp/dsh-acp/tools"
 )
 
@@ -19,8 +20,9 @@ import (
 // the session asks for them) decodes its result once, in the SDK: its
 // model text and final card come from the SDK's typed content, and the
 // logged Meta is decoded only when a replay tool shows it. Its
-// arguments are parsed once by toolmcp for two call cards and two
-// Access checks. Live and replayed cards are the same.
+// arguments are parsed once, by the call's resolution, for two call
+// cards and two Access checks: toolmcp parses none itself. Live and
+// replayed cards are the same.
 func TestLiveCallDecodes(t *testing.T) {
 	f := start(t, Options{}, stdioServer("notes", filepath.Join(t.TempDir(), "events")))
 	for _, c := range []struct{ name, args string }{
@@ -34,13 +36,19 @@ func TestLiveCallDecodes(t *testing.T) {
 		}
 		args := json.RawMessage(c.args)
 		decodes, parses := loggedDecodes.Load(), argParses.Load()
+		counts, stop := probe.Start()
+		call := f.shared.Resolve(f.session, "call_1", c.name, args)
 		for range 2 {
-			if tool.CallView(args) == nil {
+			if call.CallView() == nil {
 				t.Fatalf("%s: no call card", c.name)
 			}
-			if _, ok := tool.Access(args); !ok {
+			if _, ok := call.Access(); !ok {
 				t.Fatalf("%s: Access not ok", c.name)
 			}
+		}
+		stop()
+		if n := counts.Decodes.Load(); n != 1 {
+			t.Errorf("%s: the arguments were decoded %d times, want once (the resolution)", c.name, n)
 		}
 		r := f.call(context.Background(), c.name, c.args)
 		if r.IsError {
@@ -54,8 +62,8 @@ func TestLiveCallDecodes(t *testing.T) {
 		if n := loggedDecodes.Load() - decodes; n != 0 {
 			t.Errorf("%s: the live path decoded the logged result %d times", c.name, n)
 		}
-		if n := argParses.Load() - parses; n != 1 {
-			t.Errorf("%s: the arguments were parsed %d times", c.name, n)
+		if n := argParses.Load() - parses; n != 0 {
+			t.Errorf("%s: toolmcp parsed the arguments %d times, want none", c.name, n)
 		}
 		def, _ := f.set.Definition(c.name)
 		replay, err := ReplayTool(c.name, def)

@@ -54,8 +54,6 @@ type toolDef struct {
 	destructive *bool
 	required    []string // the schema's required properties, in order
 
-	// args: the parse of the last arguments, for the cards and Access.
-	args argsMemo
 }
 
 // wireDef is toolDef's JSON.
@@ -138,9 +136,11 @@ func newTool(srv *server, name string, t *mcp.Tool) (tools.Tool, *toolDef, error
 		Execute: func(ctx context.Context, ex *tools.Exec) (tools.Output, error) {
 			return srv.call(ctx, d, ex.Args)
 		},
-		Access:        d.pathAccess,
-		PresentCall:   d.presentCall,
-		PresentResult: d.presentResult,
+		Access:            d.pathAccess,
+		AccessParsed:      d.accessParsed,
+		PresentCall:       d.presentCall,
+		PresentCallParsed: d.presentCallParsed,
+		PresentResult:     d.presentResult,
 	}
 	return tool, d, nil
 }
@@ -164,8 +164,9 @@ func ReplayTool(name string, def json.RawMessage) (tools.Tool, error) {
 		Execute: func(context.Context, *tools.Exec) (tools.Output, error) {
 			return tools.Output{}, mcpError(CodeServerDown, "MCP tool %q of server %q is shown from the session log; it does not run", d.original, d.server)
 		},
-		PresentCall:   d.presentCall,
-		PresentResult: d.presentResult,
+		PresentCall:       d.presentCall,
+		PresentCallParsed: d.presentCallParsed,
+		PresentResult:     d.presentResult,
 	}, nil
 }
 
@@ -194,11 +195,10 @@ var salientKeys = []string{"path", "file_path", "filePath", "file", "filename", 
 // salient returns the argument a title names: the first of salientKeys
 // with a string or number value, else the first required one that has
 // such a value; one line of at most 60 characters.
-func (d *toolDef) salient(args json.RawMessage) string {
+func (d *toolDef) salient(v any, err error) string {
 	// Arguments the registry refuses (a key given twice: decoding would
 	// pick one value, the server perhaps another) name nothing: the
 	// call never reaches the server.
-	v, err := d.args.parse(args)
 	if err != nil {
 		return ""
 	}
@@ -258,10 +258,10 @@ func (d *toolDef) kind() tools.Kind {
 
 // title is the card title: the tool's display name and, when there is
 // one, the salient argument; a tool the server calls destructive says
-// so.
-func (d *toolDef) title(args json.RawMessage) string {
+// so (v and err: ParseArgs's answer for the arguments).
+func (d *toolDef) title(v any, err error) string {
 	t := d.display
-	if s := d.salient(args); s != "" {
+	if s := d.salient(v, err); s != "" {
 		// The argument is the model's text: Markdown-safe, as every
 		// value a title shows (tools.MarkdownInline).
 		t += ": " + tools.MarkdownInline(s)
@@ -276,7 +276,14 @@ func (d *toolDef) title(args json.RawMessage) string {
 // too: title, kind, the arguments and, for a tool that is not
 // read-only, what the server says about its effects (destructiveHint).
 func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
-	v := tools.GenericCall{Title: d.title(args), Kind: d.kind(), RawInput: d.rawArgs(args)}
+	v, err := parseArgs(args)
+	return d.presentCallParsed(args, v, err)
+}
+
+// presentCallParsed is presentCall given ParseArgs's parsed and err
+// for args (a resolved call's parse).
+func (d *toolDef) presentCallParsed(args json.RawMessage, parsed any, err error) tools.ToolCallView {
+	v := tools.GenericCall{Title: d.title(parsed, err), Kind: d.kind(), RawInput: rawArgs(args, err)}
 	if !d.readOnly {
 		where := fmt.Sprintf("MCP server %q, tool %q", d.server, d.original)
 		var note string
@@ -293,12 +300,13 @@ func (d *toolDef) presentCall(args json.RawMessage) tools.ToolCallView {
 	return v
 }
 
-// rawArgs is the arguments as JSON ({} when empty or not JSON).
-func (d *toolDef) rawArgs(args json.RawMessage) json.RawMessage {
+// rawArgs is the arguments as JSON ({} when empty or not JSON; err is
+// ParseArgs's for args).
+func rawArgs(args json.RawMessage, err error) json.RawMessage {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return json.RawMessage("{}")
 	}
-	if _, err := d.args.parse(args); err != nil && !onlyDuplicates(err) {
+	if err != nil && !onlyDuplicates(err) {
 		return json.RawMessage("{}")
 	}
 	return bytes.Clone(args)

@@ -35,6 +35,12 @@ type Call struct {
 	// they are valid or the tool is not found.
 	Err error
 
+	// parsed and parseErr are ParseArgs's answer for a raw-schema
+	// tool's Args (before its schema is checked), for the tool's
+	// *Parsed functions.
+	parsed   any
+	parseErr error
+
 	accessOnce sync.Once
 	access     Access
 	accessOK   bool
@@ -117,10 +123,11 @@ func (c *Call) decode() {
 		return
 	}
 	probe.Decode()
-	c.Value, c.Err = ParseArgs(c.Args)
-	if c.Err != nil {
-		c.Value = nil
+	c.parsed, c.parseErr = ParseArgs(c.Args)
+	if c.parseErr != nil {
+		c.parsed = nil
 	}
+	c.Value, c.Err = c.parsed, c.parseErr
 }
 
 // Matches reports whether c is the resolution of a call of that name
@@ -144,7 +151,10 @@ func (c *Call) Access() (Access, bool) {
 			}
 			return
 		}
-		if c.Tool.Access != nil {
+		switch {
+		case c.Tool.AccessParsed != nil:
+			c.access, c.accessOK = c.Tool.AccessParsed(c.Args, c.parsed, c.parseErr)
+		case c.Tool.Access != nil:
 			c.access, c.accessOK = c.Tool.Access(c.Args)
 		}
 	})
@@ -157,6 +167,14 @@ func (c *Call) Access() (Access, bool) {
 func (c *Call) CallView() (v ToolCallView) {
 	d := c.Tool.typed
 	if d == nil {
+		if f := c.Tool.PresentCallParsed; f != nil && c.Found {
+			defer func() {
+				if recover() != nil {
+					v = nil
+				}
+			}()
+			return f(c.Args, c.parsed, c.parseErr)
+		}
 		return c.Tool.CallView(c.Args)
 	}
 	if d.call == nil || c.Err != nil {
@@ -176,6 +194,14 @@ func (c *Call) CallView() (v ToolCallView) {
 func (c *Call) ResultView(r ResultInput) (v ToolResultView) {
 	d := c.Tool.typed
 	if d == nil {
+		if f := c.Tool.PresentResultParsed; f != nil && c.Found {
+			defer func() {
+				if recover() != nil {
+					v = nil
+				}
+			}()
+			return f(c.Args, c.parsed, c.parseErr, r)
+		}
 		return c.Tool.ResultView(c.Args, r)
 	}
 	if d.result == nil || c.Err != nil {

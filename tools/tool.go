@@ -184,6 +184,16 @@ type Tool struct {
 	// judges the values the tool will use); ok is false for arguments the
 	// tool would refuse.
 	Access func(args json.RawMessage) (a Access, ok bool)
+	// AccessParsed, PresentCallParsed and PresentResultParsed, when set,
+	// are a raw JSON-Schema tool's Access, PresentCall and PresentResult
+	// given its arguments parsed already: v and err are what ParseArgs
+	// gave for args (v nil when err is set). A resolved call (Call)
+	// passes the parse it made, so the arguments are parsed once; the
+	// raw-text fields stay for callers without one. Define tools ignore
+	// them (theirs work on the decoded A).
+	AccessParsed        func(args json.RawMessage, v any, err error) (a Access, ok bool)
+	PresentCallParsed   func(args json.RawMessage, v any, err error) ToolCallView
+	PresentResultParsed func(args json.RawMessage, v any, err error, r ResultInput) ToolResultView
 
 	// spec is set by Define: the registry then leaves validation to the
 	// tool's own Execute, which reports the spec walker's texts.
