@@ -257,7 +257,11 @@ func (p *permState) recordDefinition(ex *tools.Exec) {
 	if !ok {
 		return
 	}
-	if _, shared := p.b.cfg.Tools.Get(ex.Name); shared {
+	if c := ex.Call; c != nil && c.Matches(ex.Name, ex.Args) {
+		if !c.SessionTool {
+			return // a shared tool of that name is the one called
+		}
+	} else if _, shared := p.b.cfg.Tools.Get(ex.Name); shared {
 		return
 	}
 	def, ok := set.Definition(ex.Name)

@@ -86,3 +86,34 @@ func TestEditResolvedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPCallResolvedOnce: one MCP tool call the model asks for, through
+// the whole chain with the test server over stdio (the permission step
+// asks: the tool says nothing of its effects), looks its tool up once
+// and parses its arguments once, for its cards, its Access check, the
+// question and the call; the server gets it once.
+func TestMCPCallResolvedOnce(t *testing.T) {
+	write := [2]string{"mcp__notes__write_note", `{"name":"todo","text":"one"}`}
+	model := newCapturingModel(t, e2etest.ToolCalls(write), e2etest.Text(nil, []string{"Done."}, "stop"))
+	h := newHarness(t, harnessOpts{model: model, mode: "default"})
+	pc := &permissionClient{outcome: "allow-once"}
+	h.client.OnRequest = pc.handle
+	events := filepath.Join(t.TempDir(), "events")
+	h.initialize()
+	sid, _ := h.newMCPSession(stdioMCP(t, "notes", events))
+	counts, stop := probe.Start()
+	defer stop()
+	if got, err := h.prompt(sid, "write"); err != nil || got != acp.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", got, err)
+	}
+	stop()
+	if pc.count() != 1 || len(eventLines(events)) != 1 {
+		t.Fatalf("asked %d times, the server saw %q", pc.count(), eventLines(events))
+	}
+	if n := counts.Lookups.Load(); n != 1 {
+		t.Errorf("%d tool lookups, want 1", n)
+	}
+	if n := counts.Decodes.Load(); n != 1 {
+		t.Errorf("%d argument decodes, want 1", n)
+	}
+}

@@ -26,6 +26,9 @@ type Call struct {
 	// name no registry knows.
 	Tool  Tool
 	Found bool
+	// SessionTool is set when the tool is the session's own (see
+	// Pending.SessionTool); a Call made by Tool.Resolve has it unset.
+	SessionTool bool
 	// Value is the decoded arguments: a Define tool's A, or, for a
 	// raw-schema tool, the value ParseArgs gives; nil when Err is set or
 	// the tool is not found.
@@ -69,23 +72,26 @@ type Pending struct {
 	// name no registry knows.
 	Tool  Tool
 	Found bool
-	raw   *jsonschema.Schema
+	// SessionTool is set when the tool is the session's own (its
+	// SessionTools registry's: an MCP server's), not the registry's.
+	SessionTool bool
+	raw         *jsonschema.Schema
 }
 
 // Pending looks up the tool called name as a call of session s sees it
 // (see Resolve), for a call whose arguments have not arrived yet.
 func (r *Registry) Pending(s Session, id, name string) *Pending {
-	e, ok := r.entryFor(s, name)
+	e, ok, own := r.entryOf(s, name)
 	if !ok {
 		return &Pending{ID: id, Name: name}
 	}
-	return &Pending{ID: id, Name: name, Tool: cloneTool(e.tool), Found: true, raw: e.raw}
+	return &Pending{ID: id, Name: name, Tool: cloneTool(e.tool), Found: true, SessionTool: own, raw: e.raw}
 }
 
 // Resolve is the call p with its complete arguments args, decoded once
 // (see Registry.Resolve); the tool is not looked up again.
 func (p *Pending) Resolve(args json.RawMessage) *Call {
-	c := &Call{ID: p.ID, Name: p.Name, Args: args, Tool: p.Tool, Found: p.Found}
+	c := &Call{ID: p.ID, Name: p.Name, Args: args, Tool: p.Tool, Found: p.Found, SessionTool: p.SessionTool}
 	if !p.Found {
 		return c
 	}

@@ -77,21 +77,28 @@ func (r *Registry) SchemasFor(s Session) []Schema {
 // entryFor finds the entry that runs a call named name of session s: r's,
 // else the session registry's.
 func (r *Registry) entryFor(s Session, name string) (*entry, bool) {
+	e, ok, _ := r.entryOf(s, name)
+	return e, ok
+}
+
+// entryOf is entryFor, and whether the tool is the session's own (its
+// SessionTools registry's) rather than r's.
+func (r *Registry) entryOf(s Session, name string) (e *entry, ok, own bool) {
 	probe.Lookup()
 	r.mu.RLock()
-	e, ok := r.tools[name]
+	e, ok = r.tools[name]
 	r.mu.RUnlock()
 	if ok {
-		return e, true
+		return e, true, false
 	}
 	o := sessionTools(s)
 	if o == nil || o == r {
-		return nil, false
+		return nil, false, false
 	}
 	o.mu.RLock()
 	e, ok = o.tools[name]
 	o.mu.RUnlock()
-	return e, ok
+	return e, ok, ok
 }
 
 // cloneTool gives t its own copies of Parameters and Strict.
