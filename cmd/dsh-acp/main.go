@@ -37,25 +37,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runDiff(args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
-		case "help", "version":
-			// The subcommands are the flags' other spelling (after the
-			// flags given with them, which apply).
-			args = append(append([]string{}, args[1:]...), "--"+args[0])
-		case "login", "logout":
-			// Flags may follow the subcommand; parseConfig takes it last,
-			// followed by login's own --no-check.
-			var rest, own []string
-			for _, a := range args[1:] {
-				if args[0] == "login" && isNoCheck(a) {
-					own = append(own, a)
-				} else {
-					rest = append(rest, a)
-				}
-			}
-			args = append(append(rest, args[0]), own...)
 		}
 	}
-	cfg, err := parseConfig(args, os.LookupEnv, stderr)
+	cfg, err := parseConfig(commandArgs(args), os.LookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		printUsage(stdout, os.LookupEnv)
 		return 0
@@ -73,13 +57,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runLogout(cfg, stdout, stderr)
 	}
 	if cfg.ShowVersion {
-		h := sandbox.Probe()
-		fmt.Fprintln(stdout, "dsh-acp", version)
-		fmt.Fprintln(stdout, "sandbox:", sandbox.Describe(cfg.Sandbox, h))
-		fmt.Fprintln(stdout, "processes:", sandbox.DescribeProcesses(cfg.Sandbox, h))
-		if caches := sandbox.DescribeCaches(cfg.Sandbox); caches != "" {
-			fmt.Fprintln(stdout, "caches:", caches)
-		}
+		printVersion(cfg, stdout)
 		return 0
 	}
 	// The log and the trace are redacted alike. The keys the redactor
@@ -91,21 +69,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg.keySeen = redactor.Add
 	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: cfg.LogLevel}))
-	var trace io.Writer
-	if cfg.Trace != "" {
-		f, err := os.OpenFile(cfg.Trace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			fmt.Fprintln(stderr, "dsh-acp: --trace (or DSH_TRACE):", err)
-			return 2
-		}
-		defer f.Close()
-		trace = f
-		log.Info("tracing ACP messages", "file", cfg.Trace)
-		// The trace holds every session's messages: commands may not
-		// read it, like the state folder's logs.
-		if abs, err := filepath.Abs(cfg.Trace); err == nil {
-			cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
-		}
+	trace, err := openTrace(&cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh-acp: --trace (or DSH_TRACE):", err)
+		return 2
+	}
+	if trace != nil {
+		defer trace.Close()
 	}
 	// A recording holds every model request (whole conversations):
 	// commands may not read it either.
@@ -116,11 +86,71 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// Every ACP line passes the tap when it has something to do: the
 	// debug log of each message, the redacted trace.
-	tap := wiretap.New(wiretap.Options{Log: log, Trace: trace, Redactor: redactor, PID: os.Getpid()})
+	opts := wiretap.Options{Log: log, Redactor: redactor, PID: os.Getpid()}
+	if trace != nil {
+		opts.Trace = trace
+	}
+	tap := wiretap.New(opts)
 	if tap.Active() {
 		stdin, stdout = tap.Reader(stdin), tap.Writer(stdout)
 	}
 	return serve(cfg, stdin, stdout, stderr, log)
+}
+
+// commandArgs is args with a subcommand's words in the places
+// parseConfig reads them: "help" and "version" become the flags of the
+// same name (after the flags given with them, which apply); "login" and
+// "logout" go after the other flags, followed by login's own --no-check.
+func commandArgs(args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	switch args[0] {
+	case "help", "version":
+		return append(append([]string{}, args[1:]...), "--"+args[0])
+	case "login", "logout":
+		var rest, own []string
+		for _, a := range args[1:] {
+			if args[0] == "login" && isNoCheck(a) {
+				own = append(own, a)
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		return append(append(rest, args[0]), own...)
+	}
+	return args
+}
+
+// printVersion writes `dsh-acp version`'s lines: the version, the
+// sandbox's state, how processes are confined, and what caches stay
+// writable.
+func printVersion(cfg config, stdout io.Writer) {
+	h := sandbox.Probe()
+	fmt.Fprintln(stdout, "dsh-acp", version)
+	fmt.Fprintln(stdout, "sandbox:", sandbox.Describe(cfg.Sandbox, h))
+	fmt.Fprintln(stdout, "processes:", sandbox.DescribeProcesses(cfg.Sandbox, h))
+	if caches := sandbox.DescribeCaches(cfg.Sandbox); caches != "" {
+		fmt.Fprintln(stdout, "caches:", caches)
+	}
+}
+
+// openTrace opens cfg's --trace file for appending (mode 0600), nil
+// without one, and hides it from commands: it holds every session's
+// messages, like the state folder's logs.
+func openTrace(cfg *config, log *slog.Logger) (*os.File, error) {
+	if cfg.Trace == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(cfg.Trace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("tracing ACP messages", "file", cfg.Trace)
+	if abs, err := filepath.Abs(cfg.Trace); err == nil {
+		cfg.Sandbox.Hidden = append(cfg.Sandbox.Hidden, abs)
+	}
+	return f, nil
 }
 
 // serve runs the agent on the editor's pipes until stdin ends or a
