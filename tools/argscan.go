@@ -66,95 +66,102 @@ const (
 // member became complete in it.
 func (s *ArgsScanner) Write(piece string) (changed bool) {
 	for i := 0; i < len(piece); i++ {
-		b := piece[i]
-		switch s.state {
-		case scanDone, scanBad:
+		if s.state == scanDone || s.state == scanBad {
 			return changed
-		case scanStart:
-			switch {
-			case isBlank(b):
-			case b == '{':
-				s.state = scanFirstKey
-			default:
-				s.state = scanBad
-			}
-		case scanFirstKey, scanKey:
-			switch {
-			case isBlank(b):
-			case b == '"':
-				s.cur, s.big, s.esc = s.cur[:0], false, false
-				s.keep("\"")
-				s.state = scanInKey
-			case b == '}' && s.state == scanFirstKey:
-				s.state = scanDone
-			default:
-				s.state = scanBad
-			}
-		case scanInKey:
-			j := s.stringEnd(piece, i)
-			s.keep(piece[i:j])
-			if i = j; i < len(piece) {
-				s.keep("\":")
-				s.keyEnd = len(s.cur)
-				s.state = scanColon
-			}
-		case scanColon:
-			switch {
-			case isBlank(b):
-			case b == ':':
-				s.state = scanValue
-			default:
-				s.state = scanBad
-			}
-		case scanValue:
-			switch {
-			case isBlank(b):
-			case b == '"':
-				s.keep("\"")
-				s.state = scanInString
-			case b == '{' || b == '[':
-				s.keep(piece[i : i+1])
-				s.depth, s.state = 1, scanInNested
-			case b == '}' || b == ',' || b == ']' || b == ':':
-				s.state = scanBad
-			default:
-				s.keep(piece[i : i+1])
-				s.state = scanScalar
-			}
-		case scanInString:
-			j := s.stringEnd(piece, i)
-			s.keep(piece[i:j])
-			if i = j; i < len(piece) {
-				s.keep("\"")
-				changed = s.commit() || changed
-			}
-		case scanInNested:
-			j := s.nestedEnd(piece, i)
-			s.keep(piece[i:j])
-			if i = j; i < len(piece) {
-				s.keep(piece[i : i+1])
-				changed = s.commit() || changed
-			}
-		case scanScalar:
-			if isBlank(b) || b == ',' || b == '}' {
-				changed = s.commit() || changed
-				i-- // the delimiter ends the value; look at it again
-				continue
-			}
-			s.keep(piece[i : i+1])
-		case scanAfter:
-			switch {
-			case isBlank(b):
-			case b == ',':
-				s.state = scanKey
-			case b == '}':
-				s.state = scanDone
-			default:
-				s.state = scanBad
-			}
 		}
+		var done bool
+		i, done = s.step(piece, i)
+		changed = done || changed
 	}
 	return changed
+}
+
+// step takes piece[i] and, inside a key or a value, the rest of the run
+// it starts; it returns the index of the last byte taken (one before i
+// when the byte is to be looked at again) and whether a member was
+// completed (commit's answer).
+func (s *ArgsScanner) step(piece string, i int) (int, bool) {
+	switch s.state {
+	case scanStart, scanFirstKey, scanKey, scanColon, scanAfter:
+		s.between(piece[i])
+	case scanValue:
+		s.valueStart(piece, i)
+	case scanInKey:
+		j := s.stringEnd(piece, i)
+		s.keep(piece[i:j])
+		if j < len(piece) {
+			s.keep("\":")
+			s.keyEnd = len(s.cur)
+			s.state = scanColon
+		}
+		return j, false
+	case scanInString:
+		j := s.stringEnd(piece, i)
+		s.keep(piece[i:j])
+		if j < len(piece) {
+			s.keep("\"")
+			return j, s.commit()
+		}
+		return j, false
+	case scanInNested:
+		j := s.nestedEnd(piece, i)
+		s.keep(piece[i:j])
+		if j < len(piece) {
+			s.keep(piece[j : j+1])
+			return j, s.commit()
+		}
+		return j, false
+	case scanScalar:
+		if b := piece[i]; isBlank(b) || b == ',' || b == '}' {
+			// The delimiter ends the value; it is looked at again.
+			return i - 1, s.commit()
+		}
+		s.keep(piece[i : i+1])
+	case scanDone, scanBad:
+	}
+	return i, false
+}
+
+// between takes a byte outside keys and values: blanks, the braces, the
+// colon after a key and the commas between members.
+func (s *ArgsScanner) between(b byte) {
+	if isBlank(b) {
+		return
+	}
+	next := scanBad
+	switch {
+	case s.state == scanStart && b == '{':
+		next = scanFirstKey
+	case (s.state == scanFirstKey || s.state == scanKey) && b == '"':
+		s.cur, s.big, s.esc = s.cur[:0], false, false
+		s.keep("\"")
+		next = scanInKey
+	case s.state == scanFirstKey && b == '}', s.state == scanAfter && b == '}':
+		next = scanDone
+	case s.state == scanColon && b == ':':
+		next = scanValue
+	case s.state == scanAfter && b == ',':
+		next = scanKey
+	}
+	s.state = next
+}
+
+// valueStart takes the first byte of a member's value.
+func (s *ArgsScanner) valueStart(piece string, i int) {
+	switch b := piece[i]; {
+	case isBlank(b):
+	case b == '"':
+		s.keep("\"")
+		s.state = scanInString
+	case b == '{' || b == '[':
+		s.keep(piece[i : i+1])
+		s.depth, s.state = 1, scanInNested
+	case b == '}' || b == ',' || b == ']' || b == ':':
+		s.state = scanBad
+	default:
+		s.keep(piece[i : i+1])
+		s.state = scanScalar
+	}
 }
 
 // stringEnd returns the index of the quote that closes the string being
