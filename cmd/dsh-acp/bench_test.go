@@ -431,12 +431,7 @@ func listWalk(b *testing.B, a agentBin, root string, want int) (first float64, l
 // other builds.
 func benchList(b *testing.B, n, turns int) {
 	root := listStateDir(b, n, turns)
-	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
-	for _, a := range peerAgents() {
-		if !a.peer {
-			agents = append(agents, a)
-		}
-	}
+	agents := benchAgents(b)
 	type figs struct{ cold, first, later, all []float64 }
 	res := map[string]*figs{}
 	b.ResetTimer()
@@ -652,12 +647,7 @@ func reopenRun(b *testing.B, a agentBin, root, method, id, cwd string) (float64,
 // NAME-... for the other builds.
 func BenchmarkHistory10000(b *testing.B) {
 	root, id, cwd := historyStateDir(b, 10000)
-	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
-	for _, a := range peerAgents() {
-		if !a.peer {
-			agents = append(agents, a)
-		}
-	}
+	agents := benchAgents(b)
 	res := map[string][4][]float64{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -701,24 +691,13 @@ func BenchmarkPromptBigHistory(b *testing.B) {
 		io.WriteString(w, answer)
 	}))
 	defer srv.Close()
-	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
-	for _, a := range peerAgents() {
-		if !a.peer {
-			agents = append(agents, a)
-		}
-	}
+	agents := benchAgents(b)
 	res := map[string][2][]float64{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for k := range agents {
 			a := agents[(i+k)%len(agents)]
-			cmd := exec.Command(a.path, "--base-url", srv.URL, "--titles", "off", "--compact-threshold", "0")
-			cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=bench-key", "DEEPSEEK_API_KEY=")
-			p := startCmd(b, cmd)
-			p.send(b, initLine)
-			p.next(b)
-			p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"`+id+`","cwd":"`+cwd+`","mcpServers":[]}}`)
-			p.answer(b, 2)
+			p := resumeProc(b, a, srv.URL, root, id, cwd)
 			t0 := time.Now()
 			p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"go on"}]}}`)
 			for _, l := range p.answer(b, 3) {
@@ -746,4 +725,32 @@ func BenchmarkPromptBigHistory(b *testing.B) {
 		b.ReportMetric(median(res[a.name][0]), prefix+"prompt-ms")
 		b.ReportMetric(median(res[a.name][1]), prefix+"peak-MiB")
 	}
+}
+
+// benchAgents is dsh-acp and the other builds DSH_BENCH_AGENTS names
+// (the previous one, the floor): what the benchmarks compare, peers
+// aside.
+func benchAgents(b *testing.B) []agentBin {
+	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
+	for _, a := range peerAgents() {
+		if !a.peer {
+			agents = append(agents, a)
+		}
+	}
+	return agents
+}
+
+// resumeProc starts agent a on the model server at url with the state
+// folder root (no titles, no compaction), initializes it and resumes
+// session id in cwd (request ids 1 and 2).
+func resumeProc(b *testing.B, a agentBin, url, root, id, cwd string) *proc {
+	b.Helper()
+	cmd := exec.Command(a.path, "--base-url", url, "--titles", "off", "--compact-threshold", "0")
+	cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=bench-key", "DEEPSEEK_API_KEY=")
+	p := startCmd(b, cmd)
+	p.send(b, initLine)
+	p.next(b)
+	p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"`+id+`","cwd":"`+cwd+`","mcpServers":[]}}`)
+	p.answer(b, 2)
+	return p
 }

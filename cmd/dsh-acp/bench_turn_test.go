@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,24 +39,13 @@ func BenchmarkToolTurnHistory(b *testing.B) {
 		io.WriteString(w, e2etest.Text(nil, []string{"Done."}, "stop"))
 	}))
 	defer srv.Close()
-	agents := []agentBin{{name: "dsh-acp", path: benchBinary(b)}}
-	for _, a := range peerAgents() {
-		if !a.peer {
-			agents = append(agents, a)
-		}
-	}
+	agents := benchAgents(b)
 	res := map[string][]float64{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for k := range agents {
 			a := agents[(i+k)%len(agents)]
-			cmd := exec.Command(a.path, "--base-url", srv.URL, "--titles", "off", "--compact-threshold", "0")
-			cmd.Env = append(os.Environ(), "DSH_STATE_DIR="+root, "DSH_API_KEY=bench-key", "DEEPSEEK_API_KEY=")
-			p := startCmd(b, cmd)
-			p.send(b, initLine)
-			p.next(b)
-			p.send(b, `{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"`+id+`","cwd":"`+cwd+`","mcpServers":[]}}`)
-			p.answer(b, 2)
+			p := resumeProc(b, a, srv.URL, root, id, cwd)
 			step.Store(0)
 			t0 := time.Now()
 			p.send(b, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"read them"}]}}`)
