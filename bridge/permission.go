@@ -61,6 +61,13 @@ type permState struct {
 	asks *permAsks
 }
 
+// permKey is the key of a session's permState in its tool session
+// (set by buildSession; a child's tool session hands the parent's
+// over). The state travels with the tool session rather than being
+// looked up in the bridge's session table by id: a call still running
+// for a session that was closed, or replaced by a load of the same id,
+// keeps the rules it started under, where a lookup by id would find
+// the other session's, or none and let the call through unasked.
 type permKey struct{}
 
 func (p *permState) currentMode() string {
