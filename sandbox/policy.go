@@ -26,6 +26,12 @@ type Policy struct {
 	// a writable one (see Sources): a writable folder inside one is left
 	// out of Writable, and the write grants are built around them.
 	Sources []string
+	// Protected are files and folders inside a writable folder that a
+	// command may read but not change, made read-only in the command's
+	// mount namespace (where the host gives it namespaces; see
+	// GitProtected). Landlock cannot take them out of a write grant
+	// without taking their folder's new entries too.
+	Protected []string
 }
 
 // devices are the device files every mode lets a command open for

@@ -75,6 +75,9 @@ func Start(c Command) (*Process, error) {
 	if spec.NS && c.Policy.Config.DenyNetwork {
 		spec.Net, spec.Mask = true, KnownSockets()
 	}
+	if spec.NS {
+		spec.ReadOnly = c.Policy.Protected
+	}
 	var ruleset *os.File
 	if c.Policy.Config.Confines(h) {
 		f, flags, err := rulesetFor(c.Policy, h.LandlockABI)

@@ -130,10 +130,12 @@ func TestAttack23SearchSymlinkDotDot(t *testing.T) {
 	}
 }
 
-// TestAttack23ReviewFilter: a command the model runs (sandboxed, inside
-// the project, so allowed) defines a filter driver in .git/config that
-// would write the environment outside the project, marks the tracked
-// file for it and changes the file; then the user types /review. The
+// TestAttack23ReviewFilter: .git/config defines a filter driver that
+// would write the environment outside the project (commands cannot
+// write the config where they get namespaces, so it is set here, as a
+// host without them, or the repository's author, would leave it); a
+// command the model runs marks the tracked file for it and changes the
+// file; then the user types /review. The
 // agent's own git runs with the filter turned off and in the sandbox:
 // the review shows the change and nothing is written outside. The
 // legitimate case is TestReviewCommand.
@@ -146,7 +148,8 @@ func TestAttack23ReviewFilter(t *testing.T) {
 	git(t, cwd, "add", "a.txt")
 	git(t, cwd, "commit", "-q", "-m", "first")
 	leak := filepath.Join(outside, "leak")
-	plant := fmt.Sprintf(`git config filter.x.clean "sh -c 'env > %s; cat'" && echo 'a.txt filter=x' > .gitattributes && echo two > a.txt`, leak)
+	git(t, cwd, "config", "filter.x.clean", fmt.Sprintf("sh -c 'env > %s; cat'", leak))
+	plant := `echo 'a.txt filter=x' > .gitattributes && echo two > a.txt`
 	rec := &capturing{inner: llm.NewReplay(e2etest.Replay(t,
 		e2etest.LiveToolCall(nil, 1, "bash", jsonObject(t, map[string]any{"command": plant, "description": "Set up"}), small),
 		e2etest.LiveText(nil, []string{"Set up."}, small),
@@ -157,8 +160,8 @@ func TestAttack23ReviewFilter(t *testing.T) {
 	if stop, err := h.prompt(sid, "set it up"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", stop, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(cwd, ".git", "config")); err != nil || !strings.Contains(string(b), "filter") {
-		t.Fatalf("the command did not plant the filter: %q, %v", b, err)
+	if b, err := os.ReadFile(filepath.Join(cwd, ".gitattributes")); err != nil || !strings.Contains(string(b), "filter=x") {
+		t.Fatalf("the command did not mark the file for the filter: %q, %v", b, err)
 	}
 	if stop, err := h.prompt(sid, "/review"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("/review = %q, %v", stop, err)

@@ -203,6 +203,11 @@ func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbo
 			pol.Project, _ = os.Getwd()
 		}
 	}
+	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.WorkspaceWrite && !unconfined {
+		// What the user's own git runs later (hooks, config) stays as
+		// it is: a command cannot plant code that runs outside.
+		pol.Protected = sandbox.GitProtected(append([]string{pol.Project}, pol.Dirs...)...)
+	}
 	env := commandEnv(processEnv())
 	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode != sandbox.Off {
 		tmp, err := m.sessionTemp(sess)

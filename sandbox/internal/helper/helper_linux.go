@@ -70,6 +70,9 @@ func runHelper(args []string) int {
 		if err := mask(spec.Mask); err != nil {
 			return fail("mask: " + err.Error())
 		}
+		if err := readOnly(spec.ReadOnly); err != nil {
+			return fail("read-only: " + err.Error())
+		}
 	} else if err := prctl(prSetChildSubreaper, 1); err != nil {
 		return fail("prctl(PR_SET_CHILD_SUBREAPER): " + err.Error())
 	}
@@ -258,3 +261,42 @@ func mask(paths []string) error {
 	}
 	return nil
 }
+
+// readOnly makes each of paths read-only in this mount namespace (see
+// Spec.ReadOnly): a bind mount of it over itself, remounted read-only
+// with the flags its mount has (a user namespace may not clear them).
+func readOnly(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(p, &st); err != nil {
+			return errors.New(p + ": " + err.Error())
+		}
+		if err := syscall.Mount(p, p, "", syscall.MS_BIND, ""); err != nil {
+			return errors.New(p + ": " + err.Error())
+		}
+		flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_RDONLY)
+		for _, f := range [][2]uintptr{{stNoSUID, syscall.MS_NOSUID}, {stNoDev, syscall.MS_NODEV}, {stNoExec, syscall.MS_NOEXEC},
+			{stNoATime, syscall.MS_NOATIME}, {stNoDirATime, syscall.MS_NODIRATIME}, {stRelATime, syscall.MS_RELATIME}} {
+			if uintptr(st.Flags)&f[0] != 0 {
+				flags |= f[1]
+			}
+		}
+		if err := syscall.Mount("", p, "", flags, ""); err != nil {
+			return errors.New(p + ": " + err.Error())
+		}
+	}
+	return nil
+}
+
+// The statfs(2) mount flags readOnly keeps (ST_* of <sys/statvfs.h>).
+const (
+	stNoSUID     = 0x2
+	stNoDev      = 0x4
+	stNoExec     = 0x8
+	stNoATime    = 0x400
+	stNoDirATime = 0x800
+	stRelATime   = 0x1000
+)

@@ -18,7 +18,8 @@
 //
 //	argv: EXE ExecArg SPEC MASK... -- PATH ARG0 ARGS...
 //	   (SPEC MASK...: Spec.Args; SPEC holds the other fields as
-//	   comma-separated key=value pairs, each MASK is one path of Spec.Mask)
+//	   comma-separated key=value pairs, each MASK is one path of Spec.Mask,
+//	   or "+" and one path of Spec.ReadOnly)
 //	fd 0, 1, 2: the command's stdin, stdout, stderr
 //	fd 3 (StatusFD): a pipe to the agent; the helper writes "ok\n" once the
 //	   command has started, or "err TEXT\n" and exits 125 when it could not
@@ -80,6 +81,13 @@ type Spec struct {
 	// does not exist is passed over. Each is absolute (Args refuses
 	// others, which could read as the "--" that ends them).
 	Mask []string
+	// ReadOnly (with NS) are paths the helper makes read-only in its
+	// mount namespace (a bind mount of each over itself, remounted
+	// read-only) before starting the command: files and folders inside
+	// a writable folder that the command may read but not change. A path
+	// that does not exist is passed over; one that cannot be made
+	// read-only fails the start. Each is absolute.
+	ReadOnly []string
 }
 
 // Args is s as the helper's arguments between ExecArg and "--": the
@@ -96,8 +104,18 @@ func (s Spec) Args() ([]string, error) {
 		}
 		out = append(out, p)
 	}
+	for _, p := range s.ReadOnly {
+		if p == "" || p[0] != '/' {
+			return nil, errors.New("sandbox: read-only path " + p + " is not absolute")
+		}
+		out = append(out, readOnlyMark+p)
+	}
 	return out, nil
 }
+
+// readOnlyMark starts an argument of Args that is a path of ReadOnly
+// (a masked path starts with its "/").
+const readOnlyMark = "+"
 
 func flag(b bool) string {
 	if b {
@@ -123,8 +141,12 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			return s, nil, err
 		}
 	}
-	if end > 1 {
-		s.Mask = args[1:end]
+	for _, a := range args[1:end] {
+		if len(a) > 1 && a[:1] == readOnlyMark {
+			s.ReadOnly = append(s.ReadOnly, a[1:])
+		} else {
+			s.Mask = append(s.Mask, a)
+		}
 	}
 	return s, args[end+1:], nil
 }

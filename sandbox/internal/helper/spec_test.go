@@ -12,6 +12,8 @@ func TestSpecArgs(t *testing.T) {
 		{UID: 1000, GID: 1001},
 		{NS: true, UID: 0, GID: 0, Landlock: true, LandlockFlags: 4, Probe: true},
 		{NS: true, UID: 65534, GID: 65534, Net: true, Mask: []string{"/run/docker.sock", "/tmp/.X11-unix", "/a,b=c d"}},
+		{NS: true, Mask: []string{"/run/docker.sock"}, ReadOnly: []string{"/p/.git/hooks", "/p/.git/config"}},
+		{NS: true, ReadOnly: []string{"/+odd"}},
 	} {
 		args, err := s.Args()
 		if err != nil {

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// GitProtected returns what of the git repositories holding dirs (the
+// project's folders) a command may read but not change (Policy.Protected):
+// each repository's hooks folder and config file, its linked worktree's
+// config.worktree and, for the submodules in its modules folder, theirs.
+// The user's own git, run outside the sandbox after the turn, runs what
+// these name (a hook, core.fsmonitor, a filter driver, core.pager): a
+// command that could write them could run code outside the sandbox. The
+// paths are real (symlinks resolved) and exist; none for a folder in no
+// repository. A repository found through a ".git" file (a linked
+// worktree or submodule) gives its git folder and its common one. A
+// missing hooks folder is made (empty, as git init makes it), so that
+// no command can make it and fill it.
+func GitProtected(dirs ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, gitDir := range gitDirs(dirs) {
+		if err := os.Mkdir(filepath.Join(gitDir, "hooks"), 0o755); err != nil && !os.IsExist(err) {
+			continue // not a git folder this user can use
+		}
+		for _, name := range []string{"hooks", "config", "config.worktree"} {
+			add(filepath.Join(gitDir, name))
+		}
+		subs, _ := filepath.Glob(filepath.Join(gitDir, "modules", "*"))
+		for _, sub := range subs {
+			add(filepath.Join(sub, "hooks"))
+			add(filepath.Join(sub, "config"))
+		}
+	}
+	return out
+}
+
+// gitDirs returns the git folders of the repositories holding dirs: for
+// each, the ".git" found in it or the nearest folder above it (a folder,
+// or a file naming one, whose commondir names the common folder too).
+func gitDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for dir := filepath.Clean(d); ; dir = filepath.Dir(dir) {
+			dot := filepath.Join(dir, ".git")
+			if fi, err := os.Stat(dot); err == nil {
+				if fi.IsDir() {
+					out = append(out, dot)
+				} else {
+					out = append(out, linkedGitDirs(dir, dot)...)
+				}
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// linkedGitDirs reads the ".git" file dot of the work tree dir
+// ("gitdir: PATH") and returns that folder and, when it names one, its
+// common folder (commondir).
+func linkedGitDirs(dir, dot string) []string {
+	b, err := os.ReadFile(dot)
+	if err != nil || len(b) > 4096 {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	gitDir := strings.TrimSpace(rest)
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(dir, gitDir)
+	}
+	out := []string{gitDir}
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		out = append(out, filepath.Clean(common))
+	}
+	return out
+}
