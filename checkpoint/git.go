@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dsh-acp/dsh-acp/internal/agentcmd"
+	"github.com/dsh-acp/dsh-acp/sandbox"
 )
 
 // RefPrefix is where checkpoints live in a repository: one ref per turn,
@@ -306,26 +307,8 @@ func (r *gitRepo) refs(ctx context.Context, prefix string) ([]ref, error) {
 	return rs, nil
 }
 
-// mayBeInRepo reports whether cwd or a folder above it holds a ".git"
-// (a folder, or the file of a linked worktree or submodule), along the
-// path as given and along its real path (git walks up from the real
-// one): without one git finds no work tree, and the agent's git, which
-// runs with no GIT_DIR, would only say so. Two sandboxed git processes
-// per session were the cost of finding that out.
-func mayBeInRepo(cwd string) bool {
-	paths := []string{filepath.Clean(cwd)}
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != paths[0] {
-		paths = append(paths, real)
-	}
-	for _, p := range paths {
-		for dir := p; ; dir = filepath.Dir(dir) {
-			if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-				return true
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
-	}
-	return false
-}
+// mayBeInRepo reports whether git would find a work tree for cwd: a
+// ".git" in it or above it (sandbox.DotGits). Without one, the agent's
+// git, which runs with no GIT_DIR, would only say so; two sandboxed git
+// processes per session were the cost of finding that out.
+func mayBeInRepo(cwd string) bool { return len(sandbox.DotGits(cwd)) > 0 }

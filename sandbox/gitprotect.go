@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -43,26 +44,46 @@ func GitProtected(dirs ...string) []string {
 	return out
 }
 
-// gitDirs returns the git folders of the repositories holding dirs: for
-// each, the ".git" found in it or the nearest folder above it (a folder,
-// or a file naming one, whose commondir names the common folder too).
+// gitDirs returns the git folders of the repositories holding dirs (see
+// DotGits): a ".git" folder itself, or the folders a ".git" file names.
 func gitDirs(dirs []string) []string {
 	var out []string
 	for _, d := range dirs {
-		if d == "" {
-			continue
+		for _, dot := range DotGits(d) {
+			if fi, err := os.Stat(dot); err == nil && fi.IsDir() {
+				out = append(out, dot)
+			} else if err == nil {
+				out = append(out, linkedGitDirs(filepath.Dir(dot), dot)...)
+			}
 		}
-		for dir := filepath.Clean(d); ; dir = filepath.Dir(dir) {
-			dot := filepath.Join(dir, ".git")
-			if fi, err := os.Stat(dot); err == nil {
-				if fi.IsDir() {
+	}
+	return out
+}
+
+// DotGits returns the ".git" entries (a folder, or the file of a linked
+// worktree or submodule) that git finds for dir: the one in dir or the
+// nearest folder above it, along dir as given and along its real path
+// (git walks up from the real one; the two differ through a symlink),
+// each once. None means dir is in no git work tree.
+func DotGits(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	paths := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != paths[0] {
+		paths = append(paths, real)
+	}
+	var out []string
+	for _, p := range paths {
+		for d := p; ; d = filepath.Dir(d) {
+			dot := filepath.Join(d, ".git")
+			if _, err := os.Lstat(dot); err == nil {
+				if !slices.Contains(out, dot) {
 					out = append(out, dot)
-				} else {
-					out = append(out, linkedGitDirs(dir, dot)...)
 				}
 				break
 			}
-			if filepath.Dir(dir) == dir {
+			if filepath.Dir(d) == d {
 				break
 			}
 		}

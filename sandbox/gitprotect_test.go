@@ -61,6 +61,15 @@ func TestGitProtected(t *testing.T) {
 			t.Errorf("worktree: GitProtected = %q, lacks %q", got, want)
 		}
 	}
+	// Reached through a symlink from outside the repository: git walks
+	// up from the real path, and so does the protection.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(dir, "sub"), link); err != nil {
+		t.Fatal(err)
+	}
+	if got := GitProtected(link); !slices.Contains(got, filepath.Join(real, ".git", "config")) {
+		t.Errorf("through a symlink: GitProtected = %q", got)
+	}
 	if got := GitProtected(t.TempDir()); len(got) != 0 {
 		t.Errorf("no repository: %q", got)
 	}

@@ -47,7 +47,7 @@ var rules = map[string]rule{
 	"hunks":       {ours: nil, external: []string{}},
 	// Checkpoints: the card's hunks, the session's change events, and
 	// the search tools' walk (their ignore rules) outside git.
-	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch", "internal/agentcmd"}, external: []string{}},
+	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch", "internal/agentcmd", "sandbox"}, external: []string{}},
 	// jsonschema, and x/text to word its messages in English.
 	// The counts of internal/probe (a test seam: tool lookups, decodes);
 	// go-json-experiment's tokenizer finds repeated keys.
