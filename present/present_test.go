@@ -65,13 +65,6 @@ func orDefault(s, def string) string {
 //     notes; nil result card for an error without Meta);
 //   - plain: no presenters; boom: presenters that panic;
 //   - fake_term: a non-terminal tool whose presenters return terminal cards.
-//
-// resolveWith is the call id of tool name with args as l finds it.
-func resolveWith(l fakeLookup, id, name, args string) *tools.Call {
-	t, _ := l.Get(name)
-	return t.Resolve(id, name, json.RawMessage(args))
-}
-
 func fakeTools() fakeLookup {
 	locs := func(a fakeArgs) []tools.FileLocation {
 		if a.Path == "" {
@@ -1085,4 +1078,10 @@ func TestPresenterUpdatesMatchSchema(t *testing.T) {
 			}
 		}
 	}
+}
+
+// resolveWith is the call id of tool name with args as l finds it.
+func resolveWith(l fakeLookup, id, name, args string) *tools.Call {
+	t, _ := l.Get(name)
+	return t.Resolve(id, name, json.RawMessage(args))
 }

@@ -39,8 +39,8 @@ type Call struct {
 	Err error
 
 	// parsed and parseErr are ParseArgs's answer for a raw-schema
-	// tool's Args (before its schema is checked), for the tool's
-	// *Parsed functions.
+	// tool's Args (before its schema is checked), for its AccessParsed
+	// and PresentCallParsed.
 	parsed   any
 	parseErr error
 
@@ -170,55 +170,31 @@ func (c *Call) Access() (Access, bool) {
 // CallView is the call's pending card (Tool.PresentCall) from the
 // decoded arguments: nil for the generic fallback, also when the
 // arguments are refused or the presenter panics.
-func (c *Call) CallView() (v ToolCallView) {
+func (c *Call) CallView() ToolCallView {
 	d := c.Tool.typed
-	if d == nil {
-		if f := c.Tool.PresentCallParsed; f != nil && c.Found {
-			defer func() {
-				if recover() != nil {
-					v = nil
-				}
-			}()
-			return f(c.Args, c.parsed, c.parseErr)
-		}
-		return c.Tool.CallView(c.Args)
-	}
-	if d.call == nil || c.Err != nil {
+	switch {
+	case d != nil && (d.call == nil || c.Err != nil):
 		return nil
+	case d != nil:
+		return guarded(func() ToolCallView { return d.call(c.Value) })
+	case c.Tool.PresentCallParsed != nil && c.Found:
+		return guarded(func() ToolCallView { return c.Tool.PresentCallParsed(c.Args, c.parsed, c.parseErr) })
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return d.call(c.Value)
+	return c.Tool.CallView(c.Args)
 }
 
 // ResultView is the call's completed card (Tool.PresentResult) from the
 // decoded arguments and r: nil for the generic fallback, also when the
 // arguments are refused or the presenter panics.
-func (c *Call) ResultView(r ResultInput) (v ToolResultView) {
+func (c *Call) ResultView(r ResultInput) ToolResultView {
 	d := c.Tool.typed
-	if d == nil {
-		if f := c.Tool.PresentResultParsed; f != nil && c.Found {
-			defer func() {
-				if recover() != nil {
-					v = nil
-				}
-			}()
-			return f(c.Args, c.parsed, c.parseErr, r)
-		}
-		return c.Tool.ResultView(c.Args, r)
-	}
-	if d.result == nil || c.Err != nil {
+	switch {
+	case d != nil && (d.result == nil || c.Err != nil):
 		return nil
+	case d != nil:
+		return guarded(func() ToolResultView { return d.result(c.Value, r) })
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return d.result(c.Value, r)
+	return c.Tool.ResultView(c.Args, r)
 }
 
 // HasPreview reports whether the call's tool computes previews.

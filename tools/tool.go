@@ -184,16 +184,15 @@ type Tool struct {
 	// judges the values the tool will use); ok is false for arguments the
 	// tool would refuse.
 	Access func(args json.RawMessage) (a Access, ok bool)
-	// AccessParsed, PresentCallParsed and PresentResultParsed, when set,
-	// are a raw JSON-Schema tool's Access, PresentCall and PresentResult
-	// given its arguments parsed already: v and err are what ParseArgs
+	// AccessParsed and PresentCallParsed, when set, are a raw
+	// JSON-Schema tool's Access and PresentCall given its arguments
+	// parsed already: v and err are what ParseArgs
 	// gave for args (v nil when err is set). A resolved call (Call)
 	// passes the parse it made, so the arguments are parsed once; the
 	// raw-text fields stay for callers without one. Define tools ignore
 	// them (theirs work on the decoded A).
-	AccessParsed        func(args json.RawMessage, v any, err error) (a Access, ok bool)
-	PresentCallParsed   func(args json.RawMessage, v any, err error) ToolCallView
-	PresentResultParsed func(args json.RawMessage, v any, err error, r ResultInput) ToolResultView
+	AccessParsed      func(args json.RawMessage, v any, err error) (a Access, ok bool)
+	PresentCallParsed func(args json.RawMessage, v any, err error) ToolCallView
 
 	// spec is set by Define: the registry then leaves validation to the
 	// tool's own Execute, which reports the spec walker's texts.
@@ -209,12 +208,7 @@ func (t Tool) CallView(args json.RawMessage) (v ToolCallView) {
 	if t.PresentCall == nil {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return t.PresentCall(args)
+	return guarded(func() ToolCallView { return t.PresentCall(args) })
 }
 
 // StartView calls t.PresentStart safely: it returns nil when PresentStart
@@ -223,12 +217,7 @@ func (t Tool) StartView(partial json.RawMessage) (v ToolCallView) {
 	if t.PresentStart == nil {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return t.PresentStart(partial)
+	return guarded(func() ToolCallView { return t.PresentStart(partial) })
 }
 
 // ResultView calls t.PresentResult safely: it returns nil when PresentResult
@@ -237,12 +226,7 @@ func (t Tool) ResultView(args json.RawMessage, r ResultInput) (v ToolResultView)
 	if t.PresentResult == nil {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return t.PresentResult(args, r)
+	return guarded(func() ToolResultView { return t.PresentResult(args, r) })
 }
 
 // Spec returns the Spec a Define tool was built from, and false for a raw
@@ -261,4 +245,16 @@ type Schema struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// guarded returns f's answer, or the zero value when f panics: a
+// presenter's failure is the generic card, never a crash.
+func guarded[V any](f func() V) (v V) {
+	defer func() {
+		if recover() != nil {
+			var zero V
+			v = zero
+		}
+	}()
+	return f()
 }
