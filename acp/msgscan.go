@@ -5,6 +5,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -55,12 +56,23 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 func (m *msgScan) feed(b []byte) {
 	base := m.pos
 	m.pos += int64(len(b))
-	for i, c := range b {
+	for i := 0; i < len(b); i++ {
 		m.at = base + int64(i)
 		if m.state == scanDone {
 			return
 		}
-		m.step(c)
+		if m.state == scanInValue && m.inStr && !m.esc && !m.isID {
+			// Inside a string only a quote or a backslash matters: skip
+			// to it (a big message is one long string, mostly).
+			k := bytes.IndexAny(b[i:], `"\`)
+			if k < 0 {
+				m.at = base + int64(len(b)-1)
+				return
+			}
+			i += k
+			m.at = base + int64(i)
+		}
+		m.step(b[i])
 	}
 }
 
