@@ -103,21 +103,23 @@ func undoNote(turn int, restored, skipped []string) string {
 
 // undoWriter writes a restored file through the editor when it offers
 // writes and the file is text inside the session's cwd (its buffers then
-// follow), else to disk; the mode is set as it was.
+// follow), else to disk through root (the kernel keeps it below the
+// work tree); the mode is set as it was.
 func (b *Bridge) undoWriter(s *liveSession) checkpoint.Writer {
-	return func(ctx context.Context, path string, content []byte, mode fs.FileMode) error {
+	return func(ctx context.Context, root *os.Root, rel string, content []byte, mode fs.FileMode) error {
 		e := tools.EditorOf(s.agent.Tools)
-		rel, err := filepath.Rel(s.cwd, path)
-		inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		path := filepath.Join(root.Name(), rel)
+		in, err := filepath.Rel(s.cwd, path)
+		inside := err == nil && in != ".." && !strings.HasPrefix(in, ".."+string(filepath.Separator))
 		if e != nil && e.CanWrite() && inside && utf8.Valid(content) {
 			if err := e.WriteTextFile(ctx, path, string(content)); err != nil {
 				return err
 			}
-		} else if err := os.WriteFile(path, content, mode|0o200); err != nil {
+		} else if err := root.WriteFile(rel, content, mode|0o200); err != nil {
 			return err
 		}
 		if mode != 0 {
-			return os.Chmod(path, mode)
+			return root.Chmod(rel, mode)
 		}
 		return nil
 	}

@@ -39,9 +39,11 @@ type undoStep struct {
 	remove  bool
 }
 
-// Writer writes a restored file: through the editor when it offers
-// writes (so its buffers follow), else to disk.
-type Writer func(ctx context.Context, path string, content []byte, mode fs.FileMode) error
+// Writer writes a restored file, rel below root (the work tree: the
+// kernel refuses a path that leaves it, a symlink swapped in included):
+// through the editor when it offers writes (so its buffers follow),
+// else to disk through root.
+type Writer func(ctx context.Context, root *os.Root, rel string, content []byte, mode fs.FileMode) error
 
 // skipChanged is the reason a file changed since the turn is left alone.
 func skipChanged(turn int) string {
@@ -125,8 +127,16 @@ func (t *Tracker) ApplyUndo(ctx context.Context, plan *UndoPlan, write Writer) (
 		root = t.repo.top
 	}
 	t.mu.Unlock()
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		for _, st := range plan.steps {
+			skipped = append(skipped, st.path+": "+strings.TrimSpace(err.Error()))
+		}
+		return restored, skipped
+	}
+	defer r.Close()
 	for _, st := range plan.steps {
-		if err := st.apply(ctx, root, write); err != nil {
+		if err := st.apply(ctx, r, write); err != nil {
 			skipped = append(skipped, st.path+": "+strings.TrimSpace(err.Error()))
 			continue
 		}
@@ -145,21 +155,23 @@ func (t *Tracker) ApplyUndo(ctx context.Context, plan *UndoPlan, write Writer) (
 }
 
 // apply writes (or removes) st's file below root with write, unless a
-// symlink is on its way.
-func (st undoStep) apply(ctx context.Context, root string, write Writer) error {
-	if err := throughSymlink(root, st.path); err != nil {
+// symlink is on its way: the check names the case, root makes the kernel
+// hold to it (a link swapped in after the check cannot lead out).
+func (st undoStep) apply(ctx context.Context, root *os.Root, write Writer) error {
+	if err := throughSymlink(root.Name(), st.path); err != nil {
 		return err
 	}
+	rel, _ := filepath.Rel(root.Name(), st.path) // below root: throughSymlink checked
 	if st.remove {
-		if err := os.Remove(st.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(st.path), 0o755); err != nil {
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
 		return err
 	}
-	return write(ctx, st.path, st.content, st.mode)
+	return write(ctx, root, rel, st.content, st.mode)
 }
 
 // errSymlinkOnWay says a file to restore is, or is reached through, a

@@ -12,8 +12,8 @@ import (
 )
 
 // diskWriter writes restored files to disk.
-func diskWriter(_ context.Context, path string, b []byte, mode fs.FileMode) error {
-	return os.WriteFile(path, b, mode)
+func diskWriter(_ context.Context, root *os.Root, rel string, b []byte, mode fs.FileMode) error {
+	return root.WriteFile(rel, b, mode)
 }
 
 func read(t *testing.T, path string) string {
