@@ -24,20 +24,7 @@ func TestGitUndoThroughSymlink(t *testing.T) {
 	tr := New(dir, "sess_s", t.TempDir(), agentcmd.Runner{})
 
 	tr.Before(ctx, 1, nil)
-	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
-	if tr.End(ctx, 1) == nil {
-		t.Fatal("turn 1 changed nothing")
-	}
-	plan, err := tr.PlanUndo(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, skipped := tr.ApplyUndo(ctx, plan, diskWriter)
+	restored, skipped := undoAfterSwap(t, tr, filepath.Join(dir, "d"), outside)
 	if _, err := os.Lstat(filepath.Join(outside, "planted.sh")); err == nil {
 		t.Errorf("undo wrote outside the project through the symlink (restored %q, skipped %q)", restored, skipped)
 	}
@@ -53,20 +40,7 @@ func TestDirUndoThroughSymlink(t *testing.T) {
 	tr := New(dir, "sess_ds", t.TempDir(), agentcmd.Runner{})
 	tr.Before(ctx, 1, []string{f})
 	write(t, f, "changed\n")
-	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, "d")); err != nil {
-		t.Fatal(err)
-	}
-	if tr.End(ctx, 1) == nil {
-		t.Fatal("turn 1 changed nothing")
-	}
-	plan, err := tr.PlanUndo(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, skipped := tr.ApplyUndo(ctx, plan, diskWriter)
+	restored, skipped := undoAfterSwap(t, tr, filepath.Join(dir, "d"), outside)
 	if _, err := os.Lstat(filepath.Join(outside, "f.sh")); err == nil {
 		t.Errorf("undo wrote outside the project through the symlink (restored %q, skipped %q)", restored, skipped)
 	}
@@ -158,4 +132,25 @@ func TestGitCheckpointSubmoduleFilter(t *testing.T) {
 	if ch == nil || len(ch.Files) != 1 || !strings.HasSuffix(ch.Files[0].Path, "b.txt") {
 		t.Errorf("changes %+v", ch)
 	}
+}
+
+// undoAfterSwap replaces the folder d with a symlink to outside (as a
+// command of turn 1 could), ends turn 1 and undoes it.
+func undoAfterSwap(t *testing.T, tr *Tracker, d, outside string) (restored, skipped []string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := os.RemoveAll(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, d); err != nil {
+		t.Fatal(err)
+	}
+	if tr.End(ctx, 1) == nil {
+		t.Fatal("turn 1 changed nothing")
+	}
+	plan, err := tr.PlanUndo(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.ApplyUndo(ctx, plan, diskWriter)
 }
