@@ -29,15 +29,7 @@ func TestTraceHiddenFromCommands(t *testing.T) {
 		bashCall(map[string]any{"command": "cat " + trace + " > got.txt; echo done", "description": "Read the trace"}),
 	))
 	p := startProc(t, "--replay", rec, "--mode", "bypassPermissions", "--trace", trace)
-	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	p.next(t)
-	sid, _ := p.newSession(t, 2, cwd, `[]`)
-	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"a private prompt"}]}}`)
-	p.answer(t, 3)
-	b, err := os.ReadFile(filepath.Join(cwd, "got.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := promptThenRead(t, p, cwd)
 	if strings.Contains(string(b), "a private prompt") || len(b) > 0 {
 		t.Errorf("a command read the trace: %q", b)
 	}
@@ -72,6 +64,17 @@ func TestRecordHiddenFromCommands(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := startProcWith(t, []string{"DSH_API_KEY=sk-rec"}, "--base-url", srv.URL, "--record", rec, "--mode", "bypassPermissions", "--model", "deepseek-flash")
+	b := promptThenRead(t, p, cwd)
+	if len(b) > 0 {
+		t.Errorf("a command read the recording: %.300q", b)
+	}
+}
+
+// promptThenRead sends p one prompt turn ("a private prompt") in a new
+// session in cwd, whose command writes got.txt there, and returns that
+// file.
+func promptThenRead(t *testing.T, p *proc, cwd string) []byte {
+	t.Helper()
 	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
 	p.next(t)
 	sid, _ := p.newSession(t, 2, cwd, `[]`)
@@ -81,7 +84,5 @@ func TestRecordHiddenFromCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 0 {
-		t.Errorf("a command read the recording: %.300q", b)
-	}
+	return b
 }
