@@ -157,14 +157,7 @@ func BenchmarkInMemoryDirect(b *testing.B) {
 }
 
 func BenchmarkInMemoryChain(b *testing.B) {
-	mem := inMemoryServer(b)
-	s := tools.NewSession("bench", b.TempDir())
-	dial := func(Server) mcp.Transport { return mem }
-	set := Start([]Server{{Name: "mem", Command: "in-memory"}}, Options{Registry: tools.SessionTools(s), Dial: dial})
-	defer set.Close()
-	if err := set.Wait(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	s := inMemorySession(b)
 	reg := tools.NewRegistry()
 	reg.Use(func(ctx context.Context, ex *tools.Exec, next tools.Next) tools.Result {
 		if _, ok := reg.Lookup(ex.Session, ex.Name); !ok {
@@ -203,14 +196,7 @@ func BenchmarkOutput(b *testing.B) {
 func BenchmarkLiveCall(b *testing.B) {
 	for _, name := range []string{"big_text", "image"} {
 		b.Run(name, func(b *testing.B) {
-			mem := inMemoryServer(b)
-			s := tools.NewSession("bench", b.TempDir())
-			dial := func(Server) mcp.Transport { return mem }
-			set := Start([]Server{{Name: "mem", Command: "in-memory"}}, Options{Registry: tools.SessionTools(s), Dial: dial})
-			defer set.Close()
-			if err := set.Wait(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			s := inMemorySession(b)
 			reg := tools.NewRegistry()
 			tool, ok := reg.Lookup(s, "mcp__mem__"+name)
 			if !ok {
@@ -299,4 +285,19 @@ func BenchmarkArgs(b *testing.B) {
 			}
 		}
 	}
+}
+
+// inMemorySession is a session whose set holds the in-process server
+// "mem" (inMemoryServer), started; it is closed with b.
+func inMemorySession(b *testing.B) tools.Session {
+	b.Helper()
+	mem := inMemoryServer(b)
+	s := tools.NewSession("bench", b.TempDir())
+	dial := func(Server) mcp.Transport { return mem }
+	set := Start([]Server{{Name: "mem", Command: "in-memory"}}, Options{Registry: tools.SessionTools(s), Dial: dial})
+	b.Cleanup(set.Close)
+	if err := set.Wait(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
