@@ -28,6 +28,11 @@ func GitProtected(dirs ...string) []string {
 			out = append(out, r)
 		}
 	}
+	for _, dot := range gitEntries(dirs) {
+		if fi, err := os.Lstat(dot); err == nil && fi.Mode().IsRegular() {
+			add(dot) // a linked worktree's ".git" file, naming its git folder
+		}
+	}
 	for _, gitDir := range gitDirs(dirs) {
 		if err := os.Mkdir(filepath.Join(gitDir, "hooks"), 0o755); err != nil && !os.IsExist(err) {
 			continue // not a git folder this user can use
@@ -39,6 +44,37 @@ func GitProtected(dirs ...string) []string {
 		for _, sub := range subs {
 			add(filepath.Join(sub, "hooks"))
 			add(filepath.Join(sub, "config"))
+		}
+	}
+	return out
+}
+
+// GitPinned returns the ".git" folders of the repositories holding dirs
+// that a command may change inside but not rename, remove or replace
+// (Policy.Pinned): a command that moved .git away and made its own, or
+// put a symlink or a ".git" file naming a folder of its own in its
+// place, would have the user's git run that folder's hooks and config.
+// The paths are real and exist; a ".git" that is a symlink is not
+// pinned (a mount would follow it).
+func GitPinned(dirs ...string) []string {
+	var out []string
+	for _, dot := range gitEntries(dirs) {
+		if fi, err := os.Lstat(dot); err == nil && fi.IsDir() && !slices.Contains(out, dot) {
+			out = append(out, dot)
+		}
+	}
+	return out
+}
+
+// gitEntries returns the ".git" entries DotGits finds for each of dirs,
+// with the folders holding them resolved (real paths, each once).
+func gitEntries(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		for _, dot := range DotGits(d) {
+			if real, err := filepath.EvalSymlinks(filepath.Dir(dot)); err == nil && !slices.Contains(out, filepath.Join(real, ".git")) {
+				out = append(out, filepath.Join(real, ".git"))
+			}
 		}
 	}
 	return out

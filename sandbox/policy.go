@@ -32,6 +32,12 @@ type Policy struct {
 	// GitProtected). Landlock cannot take them out of a write grant
 	// without taking their folder's new entries too.
 	Protected []string
+	// Pinned are folders inside a writable folder that a command may
+	// change inside but not rename, remove or replace (each is made a
+	// mount point of itself in the command's mount namespace, where the
+	// host gives it namespaces; see GitPinned): a command cannot swap a
+	// repository's .git for one whose hooks and config it wrote.
+	Pinned []string
 }
 
 // devices are the device files every mode lets a command open for

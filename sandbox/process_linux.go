@@ -76,7 +76,7 @@ func Start(c Command) (*Process, error) {
 		spec.Net, spec.Mask = true, KnownSockets()
 	}
 	if spec.NS {
-		spec.ReadOnly = c.Policy.Protected
+		spec.ReadOnly, spec.Pinned = c.Policy.Protected, c.Policy.Pinned
 	}
 	var ruleset *os.File
 	if c.Policy.Config.Confines(h) {

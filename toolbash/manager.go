@@ -206,7 +206,8 @@ func (m *Manager) setup(sess tools.Session, dir string, unconfined bool) (sandbo
 	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode == sandbox.WorkspaceWrite && !unconfined {
 		// What the user's own git runs later (hooks, config) stays as
 		// it is: a command cannot plant code that runs outside.
-		pol.Protected = sandbox.GitProtected(append([]string{pol.Project}, pol.Dirs...)...)
+		dirs := append([]string{pol.Project}, pol.Dirs...)
+		pol.Protected, pol.Pinned = sandbox.GitProtected(dirs...), sandbox.GitPinned(dirs...)
 	}
 	env := commandEnv(processEnv())
 	if mode, _ := sandbox.ParseMode(string(m.sandbox.Mode)); mode != sandbox.Off {

@@ -70,6 +70,9 @@ func runHelper(args []string) int {
 		if err := mask(spec.Mask); err != nil {
 			return fail("mask: " + err.Error())
 		}
+		if err := pin(spec.Pinned); err != nil {
+			return fail("pin: " + err.Error())
+		}
 		if err := readOnly(spec.ReadOnly); err != nil {
 			return fail("read-only: " + err.Error())
 		}
@@ -256,6 +259,21 @@ func mask(paths []string) error {
 			err = syscall.Mount("/dev/null", p, "", syscall.MS_BIND, "")
 		}
 		if err != nil {
+			return errors.New(p + ": " + err.Error())
+		}
+	}
+	return nil
+}
+
+// pin binds each of paths over itself in this mount namespace (see
+// Spec.Pinned), so that it is a mount point the command cannot rename,
+// remove or replace; it stays writable.
+func pin(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := syscall.Mount(p, p, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 			return errors.New(p + ": " + err.Error())
 		}
 	}

@@ -19,7 +19,7 @@
 //	argv: EXE ExecArg SPEC MASK... -- PATH ARG0 ARGS...
 //	   (SPEC MASK...: Spec.Args; SPEC holds the other fields as
 //	   comma-separated key=value pairs, each MASK is one path of Spec.Mask,
-//	   or "+" and one path of Spec.ReadOnly)
+//	   "+" and one path of Spec.ReadOnly, or "@" and one of Spec.Pinned)
 //	fd 0, 1, 2: the command's stdin, stdout, stderr
 //	fd 3 (StatusFD): a pipe to the agent; the helper writes "ok\n" once the
 //	   command has started, or "err TEXT\n" and exits 125 when it could not
@@ -88,6 +88,12 @@ type Spec struct {
 	// that does not exist is passed over; one that cannot be made
 	// read-only fails the start. Each is absolute.
 	ReadOnly []string
+	// Pinned (with NS) are folders the helper binds over themselves in
+	// its mount namespace, writable, before making ReadOnly read-only:
+	// a mount point cannot be renamed, removed or replaced, so the
+	// command cannot swap a pinned folder for one of its own. A path
+	// that does not exist is passed over. Each is absolute.
+	Pinned []string
 }
 
 // Args is s as the helper's arguments between ExecArg and "--": the
@@ -110,12 +116,21 @@ func (s Spec) Args() ([]string, error) {
 		}
 		out = append(out, readOnlyMark+p)
 	}
+	for _, p := range s.Pinned {
+		if p == "" || p[0] != '/' {
+			return nil, errors.New("sandbox: pinned path " + p + " is not absolute")
+		}
+		out = append(out, pinnedMark+p)
+	}
 	return out, nil
 }
 
 // readOnlyMark starts an argument of Args that is a path of ReadOnly
 // (a masked path starts with its "/").
 const readOnlyMark = "+"
+
+// pinnedMark starts an argument of Args that is a path of Pinned.
+const pinnedMark = "@"
 
 func flag(b bool) string {
 	if b {
@@ -144,6 +159,8 @@ func ParseArgs(args []string) (Spec, []string, error) {
 	for _, a := range args[1:end] {
 		if len(a) > 1 && a[:1] == readOnlyMark {
 			s.ReadOnly = append(s.ReadOnly, a[1:])
+		} else if len(a) > 1 && a[:1] == pinnedMark {
+			s.Pinned = append(s.Pinned, a[1:])
 		} else {
 			s.Mask = append(s.Mask, a)
 		}

@@ -14,6 +14,7 @@ func TestSpecArgs(t *testing.T) {
 		{NS: true, UID: 65534, GID: 65534, Net: true, Mask: []string{"/run/docker.sock", "/tmp/.X11-unix", "/a,b=c d"}},
 		{NS: true, Mask: []string{"/run/docker.sock"}, ReadOnly: []string{"/p/.git/hooks", "/p/.git/config"}},
 		{NS: true, ReadOnly: []string{"/+odd"}},
+		{NS: true, ReadOnly: []string{"/p/.git/hooks"}, Pinned: []string{"/p/.git", "/@odd"}},
 	} {
 		args, err := s.Args()
 		if err != nil {
