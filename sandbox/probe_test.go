@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // freshProbe makes Probe probe again (as in a new process) with
@@ -125,6 +126,45 @@ func TestProbeCache(t *testing.T) {
 		started = helperProbes.Load()
 		if h := Probe(); h != first || helperProbes.Load() == started {
 			t.Errorf("over %.40q: %+v (%d helpers started), want %+v probed again", bad, h, helperProbes.Load()-started, first)
+		}
+	}
+}
+
+// TestProbeCacheOdd: a cache file that is a directory, a fifo no one
+// writes, or a symlink to an endless file, is probed over (the read stops after the largest
+// answer, instead of reading /dev/zero until memory runs out), and the
+// answer is the probe's.
+func TestProbeCacheOdd(t *testing.T) {
+	dir := t.TempDir()
+	old := probeCachePath()
+	t.Cleanup(func() { SetProbeCache(old) })
+	freshProbe(t, landlockABI)
+	want := Probe()
+	for _, odd := range []string{"dir", "zero", "fifo"} {
+		path := filepath.Join(dir, odd)
+		var err error
+		switch odd {
+		case "dir":
+			err = os.Mkdir(path, 0o700)
+		case "zero":
+			err = os.Symlink("/dev/zero", path)
+		case "fifo":
+			err = syscall.Mkfifo(path, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		SetProbeCache(path)
+		freshProbe(t, landlockABI)
+		done := make(chan Host)
+		go func() { done <- Probe() }()
+		select {
+		case h := <-done:
+			if h != want {
+				t.Errorf("%s: %+v, want %+v", odd, h, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the probe is still reading the cache file", odd)
 		}
 	}
 }

@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // helperProbes counts the helper processes probes started (tests read
@@ -63,13 +66,33 @@ func readProbeCache(key probeKey) (Host, bool) {
 	if path == "" {
 		return Host{}, false
 	}
-	b, err := os.ReadFile(path)
+	b, err := readSmall(path, 4096)
 	var c cachedProbe
-	if err != nil || len(b) > 4096 || json.Unmarshal(b, &c) != nil || c.Key != key {
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Key != key {
 		return Host{}, false
 	}
 	return Host{LandlockABI: c.LandlockABI, LandlockReason: c.LandlockReason, Namespaces: c.Namespaces,
 		NamespaceReason: c.NamespaceReason, helper: true}, true
+}
+
+// readSmall reads the regular file path if it holds at most limit bytes:
+// a directory, a fifo (opened without waiting for a writer) or a device
+// such as /dev/zero is an error without being read, and so is a longer
+// file, read no further than limit+1 bytes.
+func readSmall(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New(path + ": not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = errors.New(path + ": longer than the largest answer")
+	}
+	return b, err
 }
 
 // writeProbeCache keeps h as the answer for key (a temporary file
