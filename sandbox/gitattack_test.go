@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // plantedRan runs the user's own git (outside the sandbox) in dir and
@@ -92,5 +94,35 @@ func TestGitPinnedWork(t *testing.T) {
 		git log --format=%s | tr '\n' ' '`)
 	if ws.ExitStatus() != 0 || strings.TrimSpace(out) != "two three one" {
 		t.Errorf("output %q (status %v), want the rebased log", out, ws)
+	}
+}
+
+// TestGitProtectedOddDotGit: a ".git" that is a fifo, or a symlink to an
+// endless device, names no repository, and GitProtected returns at once
+// instead of waiting on it (a command can make one in a project that is
+// no repository; every later command's start waited for ever).
+func TestGitProtectedOddDotGit(t *testing.T) {
+	for _, odd := range []string{"fifo", "zero"} {
+		dir := t.TempDir()
+		dot := filepath.Join(dir, ".git")
+		var err error
+		if odd == "fifo" {
+			err = syscall.Mkfifo(dot, 0o600)
+		} else {
+			err = os.Symlink("/dev/zero", dot)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []string)
+		go func() { done <- GitProtected(dir) }()
+		select {
+		case got := <-done:
+			if len(got) != 0 {
+				t.Errorf("%s: GitProtected = %q", odd, got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: GitProtected is still reading the .git", odd)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,8 +132,8 @@ func DotGits(dir string) []string {
 // ("gitdir: PATH") and returns that folder and, when it names one, its
 // common folder (commondir).
 func linkedGitDirs(dir, dot string) []string {
-	b, err := os.ReadFile(dot)
-	if err != nil || len(b) > 4096 {
+	b, err := readRegular(dot)
+	if err != nil {
 		return nil
 	}
 	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
@@ -144,7 +145,7 @@ func linkedGitDirs(dir, dot string) []string {
 		gitDir = filepath.Join(dir, gitDir)
 	}
 	out := []string{gitDir}
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if c, err := readRegular(filepath.Join(gitDir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
@@ -152,4 +153,17 @@ func linkedGitDirs(dir, dot string) []string {
 		out = append(out, filepath.Clean(common))
 	}
 	return out
+}
+
+// readRegular reads the small regular file path (at most 4096 bytes): a
+// fifo or a device a command put in its place is an error, not read.
+func readRegular(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return nil, errors.New(path + ": not a small regular file")
+	}
+	return os.ReadFile(path)
 }
