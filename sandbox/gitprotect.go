@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,7 +131,7 @@ func DotGits(dir string) []string {
 // ("gitdir: PATH") and returns that folder and, when it names one, its
 // common folder (commondir).
 func linkedGitDirs(dir, dot string) []string {
-	b, err := readRegular(dot)
+	b, err := readSmall(dot, 4096)
 	if err != nil {
 		return nil
 	}
@@ -145,7 +144,7 @@ func linkedGitDirs(dir, dot string) []string {
 		gitDir = filepath.Join(dir, gitDir)
 	}
 	out := []string{gitDir}
-	if c, err := readRegular(filepath.Join(gitDir, "commondir")); err == nil {
+	if c, err := readSmall(filepath.Join(gitDir, "commondir"), 4096); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
@@ -153,17 +152,4 @@ func linkedGitDirs(dir, dot string) []string {
 		out = append(out, filepath.Clean(common))
 	}
 	return out
-}
-
-// readRegular reads the small regular file path (at most 4096 bytes): a
-// fifo or a device a command put in its place is an error, not read.
-func readRegular(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
-		return nil, errors.New(path + ": not a small regular file")
-	}
-	return os.ReadFile(path)
 }
