@@ -16,8 +16,9 @@ import (
 // command that could write them could run code outside the sandbox. The
 // paths are real (symlinks resolved) and exist; none for a folder in no
 // repository. A repository found through a ".git" file (a linked
-// worktree or submodule) gives its git folder and its common one. A
-// missing hooks folder is made (empty, as git init makes it), so that
+// worktree or submodule) gives its git folder and its common one. With
+// more than maxProtectedModules submodules the modules folder is
+// protected whole. A missing hooks folder is made (empty, as git init makes it), so that
 // no command can make it and fill it.
 func GitProtected(dirs ...string) []string {
 	var out []string
@@ -41,6 +42,13 @@ func GitProtected(dirs ...string) []string {
 			add(filepath.Join(gitDir, name))
 		}
 		subs, _ := filepath.Glob(filepath.Join(gitDir, "modules", "*"))
+		if len(subs) > maxProtectedModules {
+			// Two mounts a submodule would make every command's start
+			// cost grow with them (a command can make thousands): the
+			// whole modules folder is read-only instead.
+			add(filepath.Join(gitDir, "modules"))
+			continue
+		}
 		for _, sub := range subs {
 			add(filepath.Join(sub, "hooks"))
 			add(filepath.Join(sub, "config"))
@@ -48,6 +56,11 @@ func GitProtected(dirs ...string) []string {
 	}
 	return out
 }
+
+// maxProtectedModules is how many submodules of a repository
+// GitProtected protects one by one (their hooks and config); with more,
+// their whole modules folder is read-only.
+const maxProtectedModules = 64
 
 // GitPinned returns the ".git" folders of the repositories holding dirs
 // that a command may change inside but not rename, remove or replace

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,23 @@ func TestGitProtectedCommit(t *testing.T) {
 		git config core.fsmonitor evil 2>/dev/null && echo CONFIGURED; true`)
 	if ws.ExitStatus() != 0 || strings.TrimSpace(out) != "first" {
 		t.Errorf("output %q (status %v), want the commit's subject only", out, ws)
+	}
+}
+
+// TestGitProtectedManyModules: past maxProtectedModules submodules (a
+// command can make thousands) the modules folder is protected whole,
+// not two mounts a submodule.
+func TestGitProtectedManyModules(t *testing.T) {
+	dir := t.TempDir()
+	for i := range maxProtectedModules + 1 {
+		if err := os.MkdirAll(filepath.Join(dir, ".git", "modules", "m"+strconv.Itoa(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644)
+	real, _ := filepath.EvalSymlinks(dir)
+	got := GitProtected(dir)
+	if want := []string{filepath.Join(real, ".git", "hooks"), filepath.Join(real, ".git", "config"), filepath.Join(real, ".git", "modules")}; !slices.Equal(got, want) {
+		t.Errorf("GitProtected = %q, want %q", got, want)
 	}
 }
