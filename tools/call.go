@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/dsh-acp/dsh-acp/internal/probe"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Call is one tool call resolved once, when the model's arguments are
@@ -75,7 +74,7 @@ type Pending struct {
 	// SessionTool is set when the tool is the session's own (its
 	// SessionTools registry's: an MCP server's), not the registry's.
 	SessionTool bool
-	raw         *jsonschema.Schema
+	raw         *rawSchema
 }
 
 // Pending looks up the tool called name as a call of session s sees it

@@ -2,177 +2,153 @@ package tools
 
 import (
 	"bytes"
-	"cmp"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // This file and one field of the registry's entry (and of Pending, which
-// carries it to a call's resolution) are all that knows
-// santhosh-tekuri/jsonschema/v6, the validator of raw JSON-Schema tools
-// (Define tools never use it: Spec.Validate checks them). Linking it has
-// a price at every start, whether or not a raw tool is ever registered:
-// its package init compiles the meta-schemas of five drafts, measured
-// (BenchmarkStartup) at about 5 ms of the spawn -> `initialize`
-// time (9-10 ms against 4-5 ms without it; the stdlib-only floor is about
-// 2 ms) and 2.3 MiB of RSS (9.9 against 7.6 MiB). The MCP SDK brings in
-// google/jsonschema-go, which costs almost nothing at start-up but
-// reports only the first violation, in its own words, takes json.Number
-// (ParseArgs' numbers) for a string and accepts unknown type names:
-// using it here would change every raw-tool message TestRawSchemaTool
-// pins and the registration check for bad schemas.
+// carries it to a call's resolution) are all that knows the validator of
+// raw JSON-Schema tools (an MCP server's; Define tools never use it:
+// Spec.Validate checks them with the spec's own messages). It is
+// google/jsonschema-go, the library the MCP SDK already links to validate
+// and infer its own schemas, so it adds no code to the binary and almost
+// nothing to its start: its package init is about 0.2 ms, where the
+// validator used before it (santhosh-tekuri/jsonschema/v6, which compiles
+// five drafts' meta-schemas at init) cost about 5 ms of every
+// spawn -> `initialize` and 2.3 MiB of RSS, measured through the binary.
+// What that costs the model: a call is refused with the first violation
+// the library finds, in its words with the schema location it names
+// ("/properties/n: minimum: 0/1 is less than 1.000000"), not with every
+// violation; the MCP server checks the arguments again in any case.
 
-// printer words the library's violation messages; message.Printer is safe
-// for concurrent use.
-var printer = message.NewPrinter(language.English)
+// rawSchema is a raw JSON-Schema tool's compiled parameters. For a
+// schema that names a draft the library cannot validate (draft-04,
+// draft-06, 2019-09) it is the empty schema: the call's arguments must
+// be an object and go to the tool (the MCP server, which validates
+// them) otherwise unchecked, rather than checked under another draft's
+// rules.
+type rawSchema = jsonschema.Resolved
 
-// noLoader refuses every external schema: a tool's schema must be
-// self-contained, and compiling it must never touch files or the network.
-type noLoader struct{}
-
-func (noLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("tools: external schema %q not allowed", u)
+// schemaHeader is what compileSchema reads of a schema before the
+// library does: its draft and top-level type.
+type schemaHeader struct {
+	Schema string `json:"$schema"`
+	Type   any    `json:"type"`
 }
 
 // compileSchema checks that params is a JSON object whose "type" is
-// "object" and compiles it with jsonschema (draft 2020-12 unless the schema
-// names another). The error wraps the library's.
-func compileSchema(name string, params []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err != nil {
-		return nil, fmt.Errorf("tools: tool %q: parameters are not JSON: %w", name, err)
+// "object" and compiles it (draft 2020-12 unless $schema names draft-07).
+// A schema that names another draft compiles to the empty schema (see
+// rawSchema).
+// External references are refused: compiling never touches files or the
+// network. The error wraps the library's.
+func compileSchema(name string, params []byte) (*rawSchema, error) {
+	if !json.Valid(params) {
+		return nil, fmt.Errorf("tools: tool %q: parameters are not JSON", name)
 	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
+	if t := bytes.TrimSpace(params); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("tools: tool %q: parameters must be a JSON object", name)
 	}
-	if obj["type"] != "object" {
+	var h schemaHeader
+	if err := json.Unmarshal(params, &h); err != nil {
+		return nil, fmt.Errorf("tools: tool %q: parameters: %w", name, err)
+	}
+	if h.Type != "object" {
 		return nil, fmt.Errorf(`tools: tool %q: parameters must have "type":"object"`, name)
 	}
-	loc := "mem:///tools/" + url.PathEscape(name) + ".json"
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("tools: tool %q: %w", name, err)
+	var s jsonschema.Schema
+	if !draftValidated(h.Schema) {
+		return s.Resolve(nil)
 	}
-	sch, err := c.Compile(loc)
+	if err := json.Unmarshal(params, &s); err != nil {
+		return nil, fmt.Errorf("tools: tool %q: invalid parameters schema: %w", name, err)
+	}
+	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("tools: tool %q: invalid parameters schema: %w", name, err)
 	}
-	return sch, nil
+	return rs, nil
 }
 
-// rawViolation is one leaf of the library's error tree.
-type rawViolation struct {
-	loc []string // instance location, JSON-pointer tokens
-	arr []bool   // arr[i]: loc[i] indexes an array
-	msg string
+// draftValidated reports whether the library validates schemas whose
+// $schema is uri: none (2020-12), draft-07 or 2020-12, with or without
+// the trailing "#" and either scheme.
+func draftValidated(uri string) bool {
+	switch uri {
+	case "",
+		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#",
+		"https://json-schema.org/draft/2020-12/schema":
+		return true
+	}
+	return false
 }
 
-// schemaViolations validates v (a value from ParseArgs) with sch and returns
-// the library's leaf messages as "<path>: <message>", sorted by instance
-// path (array indexes numerically; the whole arguments object, shown as
-// "arguments", first), in the library's order within one path. A non-object
-// v gives only `"arguments" must be an object`. nil means valid.
-func schemaViolations(sch *jsonschema.Schema, v any) []string {
+// schemaViolations validates v (a value from ParseArgs) with sch and
+// returns the first violation the library finds, as its message. A
+// non-object v gives only `"arguments" must be an object`. nil means
+// valid.
+func schemaViolations(sch *rawSchema, v any) []string {
 	if _, ok := v.(map[string]any); !ok {
 		return []string{msgNotObject}
 	}
-	err := sch.Validate(v)
-	if err == nil {
-		return nil
+	if err := sch.Validate(plainNumbers(v)); err != nil {
+		return []string{violationText(err.Error())}
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{err.Error()}
-	}
-	var leaves []rawViolation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, rawViolation{
-				loc: e.InstanceLocation,
-				arr: arrayTokens(v, e.InstanceLocation),
-				msg: e.ErrorKind.LocalizedString(printer),
-			})
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	slices.SortStableFunc(leaves, compareLoc)
-	out := make([]string, len(leaves))
-	for i, l := range leaves {
-		out[i] = displayPath(l.loc, l.arr) + ": " + l.msg
-	}
-	return out
+	return nil
 }
 
-// arrayTokens reports, for each token of loc, whether it indexes an array in
-// v.
-func arrayTokens(v any, loc []string) []bool {
-	arr := make([]bool, len(loc))
-	for i, tok := range loc {
-		switch x := v.(type) {
-		case []any:
-			arr[i] = true
-			n, err := strconv.Atoi(tok)
-			if err != nil || n < 0 || n >= len(x) {
-				return arr
-			}
-			v = x[n]
-		case map[string]any:
-			v = x[tok]
-		default:
-			return arr
+// violationText is the library's message msg with its chain of
+// "validating <schema location>: " prefixes cut to the innermost
+// location: "validating root: validating /properties/n: type: ..."
+// becomes "/properties/n: type: ...", and one about the whole arguments
+// object keeps just its message.
+func violationText(msg string) string {
+	loc := ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
 		}
+		i := strings.Index(rest, ": ")
+		if i < 0 {
+			break
+		}
+		loc, msg = rest[:i], rest[i+2:]
 	}
-	return arr
+	if loc == "" || loc == "root" {
+		return msg
+	}
+	return loc + ": " + msg
 }
 
-func compareLoc(a, b rawViolation) int {
-	for i := 0; i < len(a.loc) && i < len(b.loc); i++ {
-		if a.arr[i] && b.arr[i] {
-			ai, _ := strconv.Atoi(a.loc[i])
-			bi, _ := strconv.Atoi(b.loc[i])
-			if c := cmp.Compare(ai, bi); c != 0 {
-				return c
-			}
-			continue
+// plainNumbers is v (a value from ParseArgs) with each json.Number made
+// an int64 when it is one and a float64 otherwise (±Inf past float64's
+// range), which is how the library types numbers (a json.Number would be
+// a string to it). Maps and slices are copied; v is not changed.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
 		}
-		if c := strings.Compare(a.loc[i], b.loc[i]); c != 0 {
-			return c
+		f, _ := strconv.ParseFloat(string(x), 64)
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plainNumbers(e)
 		}
-	}
-	return cmp.Compare(len(a.loc), len(b.loc))
-}
-
-// displayPath renders an instance location like the spec messages do:
-// a.b, a[2], servers[1].host; the empty location is "arguments".
-func displayPath(loc []string, arr []bool) string {
-	if len(loc) == 0 {
-		return "arguments"
-	}
-	var b strings.Builder
-	for i, tok := range loc {
-		switch {
-		case arr[i]:
-			b.WriteString("[" + tok + "]")
-		case i == 0:
-			b.WriteString(tok)
-		default:
-			b.WriteString("." + tok)
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainNumbers(e)
 		}
+		return out
 	}
-	return b.String()
+	return v
 }

@@ -73,7 +73,7 @@ func TestSessionTools(t *testing.T) {
 		t.Errorf("session tool call = %+v", r)
 	}
 	r := run(a, "mcp__s__write", `{"n":"three"}`)
-	if !r.IsError || r.Error == nil || r.Error.Code != tools.CodeInvalidArgs || !strings.Contains(tools.JoinText(r.Content), "n: got string, want integer") {
+	if !r.IsError || r.Error == nil || r.Error.Code != tools.CodeInvalidArgs || !strings.Contains(tools.JoinText(r.Content), `/properties/n: type: three has type "string", want "integer"`) {
 		t.Errorf("invalid args to a session tool = %+v", r)
 	}
 	if r := run(a, "echo", `{"text":"hi"}`); tools.JoinText(r.Content) != "hi" {

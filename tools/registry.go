@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/dsh-acp/dsh-acp/internal/probe"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Next continues the execute chain: the next middleware, or at the end the
@@ -36,7 +35,7 @@ type entry struct {
 	// raw is the compiled schema of a raw JSON-Schema tool, used to validate
 	// arguments before Execute; nil for Define tools, which validate
 	// themselves.
-	raw *jsonschema.Schema
+	raw *rawSchema
 }
 
 // NewRegistry returns an empty registry.
@@ -66,7 +65,7 @@ func (r *Registry) Register(t Tool) error {
 		return fmt.Errorf("tools: tool %q has no Execute", t.Name)
 	}
 	params := bytes.Clone(t.Parameters)
-	var sch *jsonschema.Schema
+	var sch *rawSchema
 	if t.spec != nil {
 		if err := t.spec.Check(); err != nil {
 			return fmt.Errorf("tools: tool %q: %w", t.Name, err)

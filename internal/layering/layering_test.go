@@ -48,10 +48,10 @@ var rules = map[string]rule{
 	// Checkpoints: the card's hunks, the session's change events, and
 	// the search tools' walk (their ignore rules) outside git.
 	"checkpoint": {ours: []string{"hunks", "session", "tools", "toolsearch", "internal/agentcmd", "sandbox"}, external: []string{}},
-	// jsonschema, and x/text to word its messages in English.
+	// google/jsonschema-go validates raw (MCP) schemas.
 	// The counts of internal/probe (a test seam: tool lookups, decodes);
 	// go-json-experiment's tokenizer finds repeated keys.
-	"tools": {ours: []string{"internal/probe"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/go-json-experiment/json"}},
+	"tools": {ours: []string{"internal/probe"}, external: []string{"github.com/google/jsonschema-go", "github.com/go-json-experiment/json"}},
 	// The session log records tool results.
 	"session": {ours: []string{"tools"}},
 	// Modes and policy; the tools' declared classes, never a tool by name.
