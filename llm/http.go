@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,13 +80,20 @@ func (h HTTP) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 	if err != nil {
 		return nil, err
 	}
-	body, err := MarshalRequest(req)
+	body := requestBody{req: req}
+	body.head, body.tail, err = requestEnvelope(req)
 	if err != nil {
 		return nil, &Error{Code: CodeConfig, Message: "cannot encode the model request: " + err.Error(), Err: err}
 	}
 	var rec *recording
 	if h.RecordDir != "" {
-		rec = startRecording(h.RecordDir, body, h.APIKey, h.logger())
+		// A recording keeps the body sent, so it is encoded whole.
+		data, err := MarshalRequest(req)
+		if err != nil {
+			return nil, &Error{Code: CodeConfig, Message: "cannot encode the model request: " + err.Error(), Err: err}
+		}
+		body.data = data
+		rec = startRecording(h.RecordDir, data, h.APIKey, h.logger())
 		defer rec.close()
 	}
 	res, err := h.stream(ctx, body, rec, onDelta, req.OnRetry)
@@ -117,7 +123,7 @@ func (h HTTP) withKey() (HTTP, error) {
 const NoKeyMessage = "no API key for the model endpoint: run `dsh-acp login`, or set DSH_API_KEY (or DEEPSEEK_API_KEY)"
 
 // stream runs the attempts.
-func (h HTTP) stream(ctx context.Context, body []byte, rec *recording, onDelta func(Delta), onRetry func(Retry)) (*Response, error) {
+func (h HTTP) stream(ctx context.Context, body requestBody, rec *recording, onDelta func(Delta), onRetry func(Retry)) (*Response, error) {
 	url := strings.TrimRight(h.baseURL(), "/") + "/chat/completions"
 	log := h.logger()
 	maxAttempts := h.MaxAttempts
@@ -167,7 +173,7 @@ var errIdle = errors.New("model endpoint idle")
 // 2xx body that failed other than by the idle timer. The attempt's
 // context ends when ctx does and when the endpoint sends nothing for the
 // idle timeout (an idle watch reset by every read).
-func (h HTTP) attempt(ctx context.Context, url string, body []byte, attempt int, rec *recording, onDelta func(Delta)) (res *Response, failure *Error, retryAfter time.Duration, final bool) {
+func (h HTTP) attempt(ctx context.Context, url string, body requestBody, attempt int, rec *recording, onDelta func(Delta)) (res *Response, failure *Error, retryAfter time.Duration, final bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := h.idleTimeout()
@@ -180,7 +186,7 @@ func (h HTTP) attempt(ctx context.Context, url string, body []byte, attempt int,
 		}
 		return nil
 	}
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
+	hreq, err := body.request(actx, url)
 	if err != nil {
 		return nil, &Error{Code: CodeConfig, Message: "invalid model base URL: " + err.Error(), Err: err}, 0, true
 	}
@@ -188,7 +194,7 @@ func (h HTTP) attempt(ctx context.Context, url string, body []byte, attempt int,
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("User-Agent", h.userAgent())
-	h.logger().Debug("model request", "url", url, "attempt", attempt, "bytes", len(body))
+	h.logger().Debug("model request", "url", url, "attempt", attempt, "messages", len(body.req.Messages))
 
 	resp, err := h.client().Do(hreq)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // noOutput replaces an empty tool result: the endpoint rejects empty content.
@@ -218,6 +219,25 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // more while the request is sent (json.Marshal of the whole would hold
 // several growing copies).
 func MarshalRequest(req Request) ([]byte, error) {
+	head, tail, err := requestEnvelope(req)
+	if err != nil {
+		return nil, err
+	}
+	n := len(head) + len(tail)
+	for _, m := range req.Messages {
+		n += messageBound(m) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n))
+	if err := writeRequest(buf, head, tail, req.Messages); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// requestEnvelope is the request's body without its messages: head ends
+// with `"messages":[` and tail starts with the `]` after them. It fails
+// only if a tool's Parameters is not valid JSON.
+func requestEnvelope(req Request) (head, tail []byte, err error) {
 	w := wireRequest{
 		Model:           req.Model,
 		Messages:        []Message{},
@@ -241,29 +261,40 @@ func MarshalRequest(req Request) ([]byte, error) {
 	// model name before them is a JSON string: it cannot hold the key.
 	env, err := marshalNoEscape(w)
 	if err != nil {
-		return nil, fmt.Errorf("llm: encode request: %w", err)
+		return nil, nil, fmt.Errorf("llm: encode request: %w", err)
 	}
 	head, tail, ok := bytes.Cut(env, []byte(`"messages":[]`))
 	if !ok {
-		return nil, fmt.Errorf("llm: encode request: no messages field in %.80q", env)
+		return nil, nil, fmt.Errorf("llm: encode request: no messages field in %.80q", env)
 	}
-	n := len(env)
-	for _, m := range req.Messages {
-		n += messageBound(m) + 1
+	return append(head[:len(head):len(head)], `"messages":[`...), append([]byte{']'}, tail...), nil
+}
+
+var comma = []byte{','}
+
+// writeRequest writes head, the messages (Message.MarshalJSON, comma
+// separated) and tail to w, one message encoded at a time; the error is
+// the first of an encoding or of w.
+func writeRequest(w io.Writer, head, tail []byte, msgs []Message) error {
+	if _, err := w.Write(head); err != nil {
+		return err
 	}
-	out := make([]byte, 0, n)
-	out = append(append(out, head...), `"messages":[`...)
-	for i, m := range req.Messages {
+	for i, m := range msgs {
 		b, err := m.MarshalJSON()
 		if err != nil {
-			return nil, fmt.Errorf("llm: encode request: %w", err)
+			return fmt.Errorf("llm: encode request: %w", err)
 		}
 		if i > 0 {
-			out = append(out, ',')
+			if _, err := w.Write(comma); err != nil {
+				return err
+			}
 		}
-		out = append(out, b...)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
 	}
-	return append(append(out, ']'), tail...), nil
+	_, err := w.Write(tail)
+	return err
 }
 
 // messageBound estimates the length of m.MarshalJSON(): every string's
