@@ -178,16 +178,14 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 	if !l.Lazy {
 		return NewLoggedStore(l.Events, log, sink)
 	}
-	lines, path := l.lines, l.Path
+	n, path, size := len(l.lines), l.Path, l.Keep
 	st := NewLoggedStore(nil, log, sink)
-	st.n = len(lines)
-	st.pending = func() ([]Event, error) {
-		events, bad := decodeLines(lines)
-		if bad.index >= 0 {
-			return nil, &CorruptError{Path: path, Line: bad.index + 2, Reason: bad.err.Error()}
-		}
-		return events, nil
-	}
+	st.n = n
+	// The events are decoded from the file, read again, not from the
+	// bytes read now: those are let go when the reopening is done, so a
+	// resumed session does not hold its whole log in memory until its
+	// first prompt, nor the log and its decoded events at once then.
+	st.pending = func() ([]Event, error) { return decodeFile(path, n, size) }
 	return st
 }
 
@@ -228,7 +226,7 @@ func parseLog(path string, data []byte) (*Loaded, error) {
 		return nil, &CorruptError{Path: path, Line: 1, Reason: err.Error()}
 	}
 	lines := splitLines(data[nl+1:])
-	events, bad := decodeLines(lines)
+	events, bad := decodeLines(lines, 0)
 	off := int64(nl + 1)
 	l.Events = events
 	for i, line := range lines {
@@ -294,9 +292,10 @@ type badLine struct {
 }
 
 // decodeLines decodes every line, the line at index i having sequence
-// number i, on up to GOMAXPROCS goroutines (joined before it returns).
-// It returns the events and the first bad line.
-func decodeLines(lines []line) ([]Event, badLine) {
+// number base+i, on up to GOMAXPROCS goroutines (joined before it
+// returns). It returns the events and the first bad line (its index in
+// lines).
+func decodeLines(lines []line, base int64) ([]Event, badLine) {
 	events := make([]Event, len(lines))
 	errs := make([]error, len(lines))
 	workers := min(runtime.GOMAXPROCS(0), len(lines)/512+1)
@@ -305,7 +304,7 @@ func decodeLines(lines []line) ([]Event, badLine) {
 		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				events[i], errs[i] = parseEvent(lines[i], int64(i))
+				events[i], errs[i] = parseEvent(lines[i], base+int64(i))
 			}
 		})
 	}
