@@ -1,10 +1,12 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -52,22 +54,24 @@ type Loaded struct {
 	// Selected are the events of the types ReadLogLazy was asked for, in
 	// order (set by ReadLogLazy only, lazily or not).
 	Selected []Event
-	// data is the file as read.
+	// data is the file as read (nil for a Lazy log, whose bytes are let
+	// go once checked), size its length.
 	data []byte
+	size int64
 	// lock is the log's lock, from ReadLogLocked until Open.
 	lock *Lock
-	// lines are the event lines of a Lazy log, and count their number.
-	lines []line
+	// n is the number of event lines of a Lazy log.
+	n int
 }
 
 // NeedsRepair reports whether the file differs from Events: a torn last
 // line to drop, or synthetic events to append.
 func (l *Loaded) NeedsRepair() bool {
-	return l.Keep != int64(len(l.data)) || l.Synthetic > 0
+	return l.Keep != l.size || l.Synthetic > 0
 }
 
 // Dropped is the number of bytes of the torn last line (0 when none).
-func (l *Loaded) Dropped() int64 { return int64(len(l.data)) - l.Keep }
+func (l *Loaded) Dropped() int64 { return l.size - l.Keep }
 
 // ReadLog reads the session log at path and works out its crash repair:
 // a torn last line is dropped and an open final turn is closed (see
@@ -94,14 +98,18 @@ func ReadLog(path string) (*Loaded, error) {
 // payload in a line not decoded here surfaces later, from Store.Ready,
 // as a *CorruptError.
 func ReadLogLazy(path string, want func(typ string) bool) (*Loaded, error) {
+	l, ok, err := scanLog(path, want)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return l, nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("session: reading %s: %w", path, err)
 	}
-	if l, ok := scanLog(path, data, want); ok {
-		return l, nil
-	}
-	l, err := parseLog(path, data)
+	l, err = parseLog(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -113,23 +121,41 @@ func ReadLogLazy(path string, want func(typ string) bool) (*Loaded, error) {
 	return l, nil
 }
 
-// scanLog is ReadLogLazy's fast path; ok is false when the log must be
-// read whole (a bad or foreign line, a torn end, an open turn).
-func scanLog(path string, data []byte, want func(string) bool) (*Loaded, bool) {
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return nil, false
+// scanLog is ReadLogLazy's fast path: it reads the file a line at a time
+// and keeps only the wanted events (and, to know the log ends cleanly,
+// decodes its last line). ok is false when the log must be read whole (a
+// bad or foreign line, a torn end, an open turn); err is set only when
+// the file cannot be read.
+func scanLog(path string, want func(string) bool) (*Loaded, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("session: reading %s: %w", path, err)
 	}
-	l := &Loaded{Path: path, data: data, Keep: int64(len(data)), Lazy: true}
-	if parseHeader(data[:nl], &l.Header) != nil {
-		return nil, false
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	head, err := r.ReadBytes('\n')
+	if err != nil {
+		return nil, false, readErr(path, err)
 	}
-	lines := splitLines(data[nl+1:])
+	l := &Loaded{Path: path, Lazy: true, size: int64(len(head))}
+	if parseHeader(head[:len(head)-1], &l.Header) != nil {
+		return nil, false, nil
+	}
 	open := false // the last turn/start or turn/end seen is a start
-	for i, ln := range lines {
-		typ, seq, ok := envelope(ln.text)
-		if !ok || !ln.complete || seq != int64(i) || decoders[string(typ)] == nil {
-			return nil, false
+	var last []byte
+	for i := 0; ; i++ {
+		b, err := r.ReadBytes('\n')
+		if err == io.EOF && len(b) == 0 {
+			break
+		}
+		if err != nil { // a torn last line, or a failed read
+			return nil, false, readErr(path, err)
+		}
+		l.size += int64(len(b))
+		text := b[:len(b)-1]
+		typ, seq, ok := envelope(text)
+		if !ok || seq != int64(i) || decoders[string(typ)] == nil {
+			return nil, false, nil
 		}
 		switch string(typ) {
 		case "turn/start":
@@ -137,21 +163,34 @@ func scanLog(path string, data []byte, want func(string) bool) (*Loaded, bool) {
 		case "turn/end":
 			open = false
 		}
-		if want(string(typ)) || i == len(lines)-1 {
-			ev, err := parseEvent(ln, int64(i))
+		if want(string(typ)) {
+			ev, err := parseEvent(line{text: text, complete: true}, int64(i))
 			if err != nil {
-				return nil, false
+				return nil, false, nil
 			}
-			if want(string(typ)) {
-				l.Selected = append(l.Selected, ev)
-			}
+			l.Selected = append(l.Selected, ev)
 		}
+		last, l.n = text, i+1
 	}
 	if open {
-		return nil, false
+		return nil, false, nil
 	}
-	l.lines = lines
-	return l, true
+	if last != nil {
+		if _, err := parseEvent(line{text: last, complete: true}, int64(l.n-1)); err != nil {
+			return nil, false, nil
+		}
+	}
+	l.Keep = l.size
+	return l, true, nil
+}
+
+// readErr is nil for io.EOF (a torn last line: the whole read handles
+// it) and wraps any other read error.
+func readErr(path string, err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return fmt.Errorf("session: reading %s: %w", path, err)
 }
 
 // envelope reads the type and sequence number of an event line in the
@@ -178,7 +217,7 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 	if !l.Lazy {
 		return NewLoggedStore(l.Events, log, sink)
 	}
-	n, path, size := len(l.lines), l.Path, l.Keep
+	n, path, size := l.n, l.Path, l.Keep
 	st := NewLoggedStore(nil, log, sink)
 	st.n = n
 	// The events are decoded from the file, read again, not from the
@@ -203,21 +242,23 @@ func (l *Loaded) Each(f func(Event) error) error {
 		}
 		return nil
 	}
-	for i, ln := range l.lines {
-		ev, err := parseEvent(ln, int64(i))
-		if err != nil {
-			return &CorruptError{Path: l.Path, Line: i + 2, Reason: err.Error()}
+	return readLines(l.Path, l.n, l.Keep, func(lines []line, base int) error {
+		for i, ln := range lines {
+			ev, err := parseEvent(ln, int64(base+i))
+			if err != nil {
+				return &CorruptError{Path: l.Path, Line: base + i + 2, Reason: err.Error()}
+			}
+			if err := f(ev); err != nil {
+				return err
+			}
 		}
-		if err := f(ev); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // parseLog is ReadLog on the file's bytes.
 func parseLog(path string, data []byte) (*Loaded, error) {
-	l := &Loaded{Path: path, data: data}
+	l := &Loaded{Path: path, data: data, size: int64(len(data))}
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
 		return nil, &CorruptError{Path: path, Line: 1, Reason: "the header line is incomplete"}

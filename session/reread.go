@@ -8,21 +8,21 @@ import (
 	"os"
 )
 
-// rereadChunk is about how many bytes of lines decodeFile reads before
-// decoding them (in parallel, decodeLines): what it holds besides the
-// events decoded so far.
+// rereadChunk is about how many bytes of lines readLines reads before
+// handing them on: what it holds besides what its caller keeps.
 var rereadChunk = 4 << 20 // a variable for the tests
 
-// decodeFile decodes the first n event lines of the log at path, whose
-// header and those lines are its first size bytes (what ReadLogLazy
-// checked, under the lock the session still holds; later lines are the
-// store's own). It reads the file again a chunk at a time and keeps only
-// the events. A line that no longer decodes with its sequence number, or
-// a file shorter than size or with other line ends, is a *CorruptError.
-func decodeFile(path string, n int, size int64) ([]Event, error) {
+// readLines reads the log at path again: its header and first n event
+// lines, which are its first size bytes (what ReadLogLazy checked, under
+// the lock the session still holds; later lines are the store's own).
+// It calls chunk with the lines in order, a few MiB at a time (base: the
+// index of the first), and stops at chunk's first error, which it
+// returns. A file shorter than size or with other line ends is a
+// *CorruptError.
+func readLines(path string, n int, size int64, chunk func(lines []line, base int) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("session: reading %s: %w", path, err)
+		return fmt.Errorf("session: reading %s: %w", path, err)
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(io.LimitReader(f, size), 64<<10)
@@ -30,40 +30,49 @@ func decodeFile(path string, n int, size int64) ([]Event, error) {
 		return &CorruptError{Path: path, Line: line, Reason: "the log changed since it was read: " + why}
 	}
 	if _, err := r.ReadBytes('\n'); err != nil {
-		return nil, changed(1, "no header line")
+		return changed(1, "no header line")
 	}
-	events := make([]Event, 0, n)
-	var chunk []line
-	held := 0
-	flush := func() error {
-		evs, bad := decodeLines(chunk, int64(len(events)))
-		if bad.index >= 0 {
-			return &CorruptError{Path: path, Line: len(events) + bad.index + 2, Reason: bad.err.Error()}
-		}
-		events = append(events, evs...)
-		chunk, held = chunk[:0], 0
-		return nil
-	}
+	var lines []line
+	base, held := 0, 0
 	for i := range n {
 		b, err := r.ReadBytes('\n')
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, changed(i+2, "it ends early")
+				return changed(i+2, "it ends early")
 			}
-			return nil, fmt.Errorf("session: reading %s: %w", path, err)
+			return fmt.Errorf("session: reading %s: %w", path, err)
 		}
-		chunk = append(chunk, line{text: b[:len(b)-1], complete: true})
-		if held += len(b); held >= rereadChunk {
-			if err := flush(); err != nil {
-				return nil, err
+		lines = append(lines, line{text: b[:len(b)-1], complete: true})
+		if held += len(b); held >= rereadChunk || i == n-1 {
+			if err := chunk(lines, base); err != nil {
+				return err
 			}
+			base += len(lines)
+			lines, held = lines[:0], 0
 		}
-	}
-	if err := flush(); err != nil {
-		return nil, err
 	}
 	if _, err := r.ReadByte(); err != io.EOF {
-		return nil, changed(n+2, "it holds more lines than were read")
+		return changed(n+2, "it holds more lines than were read")
+	}
+	return nil
+}
+
+// decodeFile decodes the first n event lines of the log at path (see
+// readLines), in parallel a chunk at a time, keeping only the events. A
+// line that no longer decodes with its sequence number is a
+// *CorruptError, as are readLines' changes.
+func decodeFile(path string, n int, size int64) ([]Event, error) {
+	events := make([]Event, 0, n)
+	err := readLines(path, n, size, func(lines []line, base int) error {
+		evs, bad := decodeLines(lines, int64(base))
+		if bad.index >= 0 {
+			return &CorruptError{Path: path, Line: base + bad.index + 2, Reason: bad.err.Error()}
+		}
+		events = append(events, evs...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return events, nil
 }
