@@ -23,7 +23,9 @@ import (
 // What that costs the model: a call is refused with the first violation
 // the library finds, in its words with the schema location it names
 // ("/properties/n: minimum: 0/1 is less than 1.000000"), not with every
-// violation; the MCP server checks the arguments again in any case.
+// violation (with several, which one the library meets first follows its
+// map order, so it may differ from call to call); the MCP server checks
+// the arguments again in any case.
 
 // rawSchema is a raw JSON-Schema tool's compiled parameters. For a
 // schema that names a draft the library cannot validate (draft-04,
