@@ -8,17 +8,24 @@ import (
 	"testing"
 )
 
+// cleanEvents is the longest prefix of sampleEvents(max) that ends at a
+// turn's end: a log of it needs no repair.
+func cleanEvents(max int) []Event {
+	events := sampleEvents(max)
+	for n := max; n > 0; n-- {
+		if events = sampleEvents(n); events[n-1].Data.EventType() == "turn/end" {
+			break
+		}
+	}
+	return events
+}
+
 // TestLoadedEach: Each gives a lazily read log's events one by one, equal
 // to what a whole read decodes, and stops at its callback's error; a bad
 // payload in a line the lazy read did not decode is a *CorruptError naming
 // the line; a log read whole (it needs repair) gives its Events.
 func TestLoadedEach(t *testing.T) {
-	events := sampleEvents(40)
-	for n := 40; n > 0; n-- { // end at a turn's end: no repair
-		if events = sampleEvents(n); events[n-1].Data.EventType() == "turn/end" {
-			break
-		}
-	}
+	events := cleanEvents(40)
 	path := writeLog(t, t.TempDir(), events)
 	whole, err := ReadLog(path)
 	if err != nil {

@@ -15,12 +15,7 @@ import (
 // payload broken, a line cut off) makes Ready a *CorruptError naming the
 // line.
 func TestLazyStoreRereads(t *testing.T) {
-	events := sampleEvents(300)
-	for n := 300; n > 0; n-- { // end at a turn's end: no repair
-		if events = sampleEvents(n); events[n-1].Data.EventType() == "turn/end" {
-			break
-		}
-	}
+	events := cleanEvents(300)
 	defer func(n int) { rereadChunk = n }(rereadChunk)
 	rereadChunk = 1024
 	path := writeLog(t, t.TempDir(), events)
