@@ -230,9 +230,11 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 
 // Each calls f with the log's events in order (Events, then nothing
 // else: the Synthetic ones are among them) and stops at f's first error,
-// which it returns. A Lazy log's events are decoded one at a time and not
-// kept, so a replay of a long log holds one event, not all of them; a bad
-// line among them is a *CorruptError (Store.Ready would report it too).
+// which it returns. A Lazy log is read again from its file a few MiB at a
+// time (readLines), each chunk decoded in parallel and its events not
+// kept, so a replay of a long log holds one chunk, not all of it; a bad
+// line among them is a *CorruptError (Store.Ready would report it too),
+// after f has had the events before it.
 func (l *Loaded) Each(f func(Event) error) error {
 	if !l.Lazy {
 		for _, ev := range l.Events {
@@ -243,10 +245,10 @@ func (l *Loaded) Each(f func(Event) error) error {
 		return nil
 	}
 	return readLines(l.Path, l.n, l.Keep, func(lines []line, base int) error {
-		for i, ln := range lines {
-			ev, err := parseEvent(ln, int64(base+i))
-			if err != nil {
-				return &CorruptError{Path: l.Path, Line: base + i + 2, Reason: err.Error()}
+		events, bad := decodeLines(lines, int64(base))
+		for i, ev := range events {
+			if i == bad.index {
+				return &CorruptError{Path: l.Path, Line: base + i + 2, Reason: bad.err.Error()}
 			}
 			if err := f(ev); err != nil {
 				return err
