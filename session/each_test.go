@@ -2,10 +2,13 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-acp/dsh-acp/tools"
 )
 
 // cleanEvents is the longest prefix of sampleEvents(max) that ends at a
@@ -76,5 +79,50 @@ func TestLoadedEach(t *testing.T) {
 	_ = torn.Each(func(ev Event) error { got = append(got, ev); return nil })
 	if !reflect.DeepEqual(got, torn.Events) {
 		t.Errorf("Each of a log read whole: %d events, Events %d", len(got), len(torn.Events))
+	}
+}
+
+// TestLazyReadLongLines: a log whose lines are longer than the line
+// reader's 64 KiB buffer (one of 100 KiB, one past maxKeptLine, and short
+// ones between and after them) is read lazily as a whole read decodes it:
+// the selected events, Each's events, the store's, the sizes kept.
+func TestLazyReadLongLines(t *testing.T) {
+	var events []Event
+	add := func(d Data) { events = append(events, Event{Seq: int64(len(events)), Time: 1700000000000, Data: d}) }
+	for turn, size := range []int{10, 100 << 10, 40, 2 << 20, 5} {
+		add(TurnStart{Turn: turn + 1})
+		add(ModeChange{ModeID: fmt.Sprintf("mode%d", turn)})
+		add(ToolCall{Turn: turn + 1, Step: 1, CallID: fmt.Sprintf("c%d", turn), Name: "read", Arguments: `{"path":"a"}`})
+		add(ToolResult{Turn: turn + 1, Step: 1, CallID: fmt.Sprintf("c%d", turn), Content: []tools.Content{tools.Text(strings.Repeat("x\ty\n", size/4))}})
+		add(TurnEnd{Turn: turn + 1, Reason: EndTurn})
+	}
+	path := writeLog(t, t.TempDir(), events)
+	whole, err := ReadLog(path)
+	if err != nil || !reflect.DeepEqual(whole.Events, events) {
+		t.Fatalf("whole read: %v", err)
+	}
+	for _, last := range []string{"tool/result", "turn/end"} { // the last line decoded by want or for itself
+		want := func(typ string) bool { return typ == "mode/change" || typ == last }
+		lazy, err := ReadLogLazy(path, want)
+		if err != nil || !lazy.Lazy || lazy.NeedsRepair() || lazy.Keep != whole.Keep || lazy.Dropped() != 0 {
+			t.Fatalf("lazy read: %v (lazy %v, keep %d of %d)", err, lazy != nil && lazy.Lazy, lazy.Keep, whole.Keep)
+		}
+		var selected []Event
+		for _, ev := range events {
+			if want(ev.Data.EventType()) {
+				selected = append(selected, ev)
+			}
+		}
+		if !reflect.DeepEqual(lazy.Selected, selected) {
+			t.Errorf("selected %d events, want %d", len(lazy.Selected), len(selected))
+		}
+		var got []Event
+		if err := lazy.Each(func(ev Event) error { got = append(got, ev); return nil }); err != nil || !reflect.DeepEqual(got, events) {
+			t.Errorf("Each: %v, %d events differ at %d", err, len(got), firstDiff(got, events))
+		}
+		st := lazy.NewStore(nil, nil)
+		if err := st.Ready(); err != nil || !reflect.DeepEqual(st.Events(), events) {
+			t.Errorf("store: %v", err)
+		}
 	}
 }

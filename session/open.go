@@ -110,7 +110,8 @@ func (l *Loaded) writeRepair() error {
 		return fmt.Errorf("session: replacing the log with its repair: %w", err)
 	}
 	l.data = repaired.buf.Bytes()
-	l.Keep, l.Synthetic, l.Backup = int64(len(l.data)), 0, backup
+	l.size = int64(len(l.data))
+	l.Keep, l.Synthetic, l.Backup = l.size, 0, backup
 	return nil
 }
 

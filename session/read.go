@@ -1,12 +1,10 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -54,8 +52,8 @@ type Loaded struct {
 	// Selected are the events of the types ReadLogLazy was asked for, in
 	// order (set by ReadLogLazy only, lazily or not).
 	Selected []Event
-	// data is the file as read (nil for a Lazy log, whose bytes are let
-	// go once checked), size its length.
+	// data is the file as read (nil for a Lazy log, which is read a line
+	// at a time and not kept), and size its size in bytes.
 	data []byte
 	size int64
 	// lock is the log's lock, from ReadLogLocked until Open.
@@ -89,27 +87,24 @@ func ReadLog(path string) (*Loaded, error) {
 // ReadLogLazy reads the log at path as ReadLog does, but decodes only the
 // events whose type want accepts (want gets the event type, e.g.
 // "mode/change"): what reopening a session without replaying it needs.
-// Every line's envelope is still checked (its type, its sequence number,
-// its newline) and the last line is decoded, so the log is known to need
-// no repair; the other events are decoded by the Store that NewStore
-// returns, the first time they are needed. A log that needs repair, or
-// that has lines in another shape than Log writes, is read whole as
-// ReadLog reads it (Lazy false, Events set). Errors are ReadLog's; a bad
-// payload in a line not decoded here surfaces later, from Store.Ready,
-// as a *CorruptError.
+// The file is read a line at a time and not kept. Every line's envelope
+// is still checked (its type, its sequence number, its newline) and the
+// last line is decoded, so the log is known to need no repair; the other
+// events are decoded by the Store that NewStore returns, the first time
+// they are needed, or by Each, from the file read again. A log that needs
+// repair, or that has lines in another shape than Log writes, is read
+// whole as ReadLog reads it (Lazy false, Events set). Errors are
+// ReadLog's; a bad payload in a line not decoded here surfaces later,
+// from Store.Ready or Each, as a *CorruptError.
 func ReadLogLazy(path string, want func(typ string) bool) (*Loaded, error) {
-	l, ok, err := scanLog(path, want)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		return l, nil
+	if l, ok, err := scanLog(path, want); ok || err != nil {
+		return l, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("session: reading %s: %w", path, err)
 	}
-	l, err = parseLog(path, data)
+	l, err := parseLog(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -119,78 +114,6 @@ func ReadLogLazy(path string, want func(typ string) bool) (*Loaded, error) {
 		}
 	}
 	return l, nil
-}
-
-// scanLog is ReadLogLazy's fast path: it reads the file a line at a time
-// and keeps only the wanted events (and, to know the log ends cleanly,
-// decodes its last line). ok is false when the log must be read whole (a
-// bad or foreign line, a torn end, an open turn); err is set only when
-// the file cannot be read.
-func scanLog(path string, want func(string) bool) (*Loaded, bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, fmt.Errorf("session: reading %s: %w", path, err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	head, err := r.ReadBytes('\n')
-	if err != nil {
-		return nil, false, readErr(path, err)
-	}
-	l := &Loaded{Path: path, Lazy: true, size: int64(len(head))}
-	if parseHeader(head[:len(head)-1], &l.Header) != nil {
-		return nil, false, nil
-	}
-	open := false // the last turn/start or turn/end seen is a start
-	var last []byte
-	for i := 0; ; i++ {
-		b, err := r.ReadBytes('\n')
-		if err == io.EOF && len(b) == 0 {
-			break
-		}
-		if err != nil { // a torn last line, or a failed read
-			return nil, false, readErr(path, err)
-		}
-		l.size += int64(len(b))
-		text := b[:len(b)-1]
-		typ, seq, ok := envelope(text)
-		if !ok || seq != int64(i) || decoders[string(typ)] == nil {
-			return nil, false, nil
-		}
-		switch string(typ) {
-		case "turn/start":
-			open = true
-		case "turn/end":
-			open = false
-		}
-		if want(string(typ)) {
-			ev, err := parseEvent(line{text: text, complete: true}, int64(i))
-			if err != nil {
-				return nil, false, nil
-			}
-			l.Selected = append(l.Selected, ev)
-		}
-		last, l.n = text, i+1
-	}
-	if open {
-		return nil, false, nil
-	}
-	if last != nil {
-		if _, err := parseEvent(line{text: last, complete: true}, int64(l.n-1)); err != nil {
-			return nil, false, nil
-		}
-	}
-	l.Keep = l.size
-	return l, true, nil
-}
-
-// readErr is nil for io.EOF (a torn last line: the whole read handles
-// it) and wraps any other read error.
-func readErr(path string, err error) error {
-	if err == io.EOF {
-		return nil
-	}
-	return fmt.Errorf("session: reading %s: %w", path, err)
 }
 
 // envelope reads the type and sequence number of an event line in the
@@ -212,7 +135,7 @@ func envelope(text []byte) (typ []byte, seq int64, ok bool) {
 // NewStore returns a store that continues the log as read, appending to
 // log (nil: in memory only) and passing events to sink: with Events in
 // memory, or, for a Lazy log, with the events decoded on first need (see
-// Store.Ready).
+// Store.Ready), from the file read again.
 func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 	if !l.Lazy {
 		return NewLoggedStore(l.Events, log, sink)
@@ -230,11 +153,11 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 
 // Each calls f with the log's events in order (Events, then nothing
 // else: the Synthetic ones are among them) and stops at f's first error,
-// which it returns. A Lazy log is read again from its file a few MiB at a
-// time (readLines), each chunk decoded in parallel and its events not
-// kept, so a replay of a long log holds one chunk, not all of it; a bad
-// line among them is a *CorruptError (Store.Ready would report it too),
-// after f has had the events before it.
+// which it returns. A Lazy log's events are decoded one at a time from
+// the file, read again a line at a time, and not kept, so a replay of a
+// long log holds one line and one event, neither the file nor its
+// events; a bad line among them, or a file changed since it was read, is
+// a *CorruptError (Store.Ready would report it too).
 func (l *Loaded) Each(f func(Event) error) error {
 	if !l.Lazy {
 		for _, ev := range l.Events {
@@ -244,17 +167,12 @@ func (l *Loaded) Each(f func(Event) error) error {
 		}
 		return nil
 	}
-	return readLines(l.Path, l.n, l.Keep, func(lines []line, base int) error {
-		events, bad := decodeLines(lines, int64(base))
-		for i, ev := range events {
-			if i == bad.index {
-				return &CorruptError{Path: l.Path, Line: base + i + 2, Reason: bad.err.Error()}
-			}
-			if err := f(ev); err != nil {
-				return err
-			}
+	return eachLine(l.Path, l.n, l.Keep, func(i int, text []byte) error {
+		ev, err := parseEvent(line{text: text, complete: true}, int64(i))
+		if err != nil {
+			return &CorruptError{Path: l.Path, Line: i + 2, Reason: err.Error()}
 		}
-		return nil
+		return f(ev)
 	})
 }
 

@@ -1,78 +1,96 @@
 package session
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 )
 
-// rereadChunk is about how many bytes of lines readLines reads before
-// handing them on: what it holds besides what its caller keeps.
+// rereadChunk is about how many bytes of lines decodeFile reads before
+// decoding them (in parallel, decodeLines): what it holds besides the
+// events decoded so far.
 var rereadChunk = 4 << 20 // a variable for the tests
 
-// readLines reads the log at path again: its header and first n event
-// lines, which are its first size bytes (what ReadLogLazy checked, under
-// the lock the session still holds; later lines are the store's own).
-// It calls chunk with the lines in order, a few MiB at a time (base: the
-// index of the first), and stops at chunk's first error, which it
-// returns. A file shorter than size or with other line ends is a
-// *CorruptError.
-func readLines(path string, n int, size int64, chunk func(lines []line, base int) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("session: reading %s: %w", path, err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, size), 64<<10)
-	changed := func(line int, why string) error {
-		return &CorruptError{Path: path, Line: line, Reason: "the log changed since it was read: " + why}
-	}
-	if _, err := r.ReadBytes('\n'); err != nil {
-		return changed(1, "no header line")
-	}
-	var lines []line
-	base, held := 0, 0
-	for i := range n {
-		b, err := r.ReadBytes('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return changed(i+2, "it ends early")
-			}
-			return fmt.Errorf("session: reading %s: %w", path, err)
-		}
-		lines = append(lines, line{text: b[:len(b)-1], complete: true})
-		if held += len(b); held >= rereadChunk || i == n-1 {
-			if err := chunk(lines, base); err != nil {
-				return err
-			}
-			base += len(lines)
-			lines, held = lines[:0], 0
-		}
-	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		return changed(n+2, "it holds more lines than were read")
-	}
-	return nil
-}
-
-// decodeFile decodes the first n event lines of the log at path (see
-// readLines), in parallel a chunk at a time, keeping only the events. A
-// line that no longer decodes with its sequence number is a
-// *CorruptError, as are readLines' changes.
+// decodeFile decodes the first n event lines of the log at path, whose
+// header and those lines are its first size bytes (what ReadLogLazy
+// checked, under the lock the session still holds; later lines are the
+// store's own). It reads the file again a chunk at a time and keeps only
+// the events. A line that no longer decodes with its sequence number, or
+// a file changed as eachLine tells, is a *CorruptError.
 func decodeFile(path string, n int, size int64) ([]Event, error) {
 	events := make([]Event, 0, n)
-	err := readLines(path, n, size, func(lines []line, base int) error {
-		evs, bad := decodeLines(lines, int64(base))
+	var chunk []line
+	held := 0
+	flush := func() error {
+		evs, bad := decodeLines(chunk, int64(len(events)))
 		if bad.index >= 0 {
-			return &CorruptError{Path: path, Line: base + bad.index + 2, Reason: bad.err.Error()}
+			return &CorruptError{Path: path, Line: len(events) + bad.index + 2, Reason: bad.err.Error()}
 		}
 		events = append(events, evs...)
+		chunk, held = chunk[:0], 0
+		return nil
+	}
+	err := eachLine(path, n, size, func(_ int, text []byte) error {
+		chunk = append(chunk, line{text: bytes.Clone(text), complete: true})
+		if held += len(text) + 1; held >= rereadChunk {
+			return flush()
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
 	return events, nil
+}
+
+// eachLine reads the log at path again, a line at a time, and calls f
+// with each of its first n event lines (i from 0; text without its
+// newline, valid during the call only), stopping at f's first error,
+// which it returns. The header and those lines must be the file's first
+// size bytes, as a lazy read found them: a file that ends early, or holds
+// more lines in those bytes, is a *CorruptError (the log changed since it
+// was read).
+func eachLine(path string, n int, size int64, f func(i int, text []byte) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("session: reading %s: %w", path, err)
+	}
+	defer file.Close()
+	lr := newLineReader(io.LimitReader(file, size))
+	// next is lr.next with a missing line (or one without its newline) a
+	// *CorruptError at 1-based line no.
+	next := func(no int, why string) ([]byte, error) {
+		ln, err := lr.next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("session: reading %s: %w", path, err)
+		}
+		if err != nil || !ln.complete {
+			return nil, &CorruptError{Path: path, Line: no, Reason: "the log changed since it was read: " + why}
+		}
+		return ln.text, nil
+	}
+	if _, err := next(1, "no header line"); err != nil {
+		return err
+	}
+	for i := range n {
+		text, err := next(i+2, "it ends early")
+		if err != nil {
+			return err
+		}
+		if err := f(i, text); err != nil {
+			return err
+		}
+	}
+	switch _, err := lr.next(); {
+	case err == nil:
+		return &CorruptError{Path: path, Line: n + 2, Reason: "the log changed since it was read: it holds more lines than were read"}
+	case !errors.Is(err, io.EOF):
+		return fmt.Errorf("session: reading %s: %w", path, err)
+	}
+	return nil
 }
