@@ -158,9 +158,9 @@ func (b *Bridge) prepareReopen(id, cwd string, dirs []string, servers []acp.McpS
 // tool state are kept) or the one logged under the state directory
 // (repaired if a crash left it open; what restore reads of its events
 // comes back). With replay its whole history is sent to the editor
-// first, a logged session's events read from its file and decoded one at
-// a time as they are sent (session.Loaded.Each: neither the file nor its
-// events are held); either way a logged session's events are decoded
+// first, a logged session's events read from its file and decoded a
+// little ahead of the updates sent (session.Loaded.Each: neither the file
+// nor its events are held); either way a logged session's events are decoded
 // for keeps only when its next turn needs them (session.ReadLogLazy). The session is then
 // registered with a fresh capability snapshot, presenter and tool
 // state, and with r.dirs as its additional directories. The MCP servers

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -124,5 +125,27 @@ func TestLazyReadLongLines(t *testing.T) {
 		if err := st.Ready(); err != nil || !reflect.DeepEqual(st.Events(), events) {
 			t.Errorf("store: %v", err)
 		}
+	}
+
+	// f fails while the decoding is batches ahead: Each returns f's
+	// error, having called it no more.
+	lazy, err := ReadLogLazy(path, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, calls := errors.New("stop"), 0
+	if err := lazy.Each(func(Event) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("Each after f's error: %v, %d calls", err, calls)
+	}
+	// A bad line past the first batches: f has every event before it.
+	data, _ := os.ReadFile(path)
+	bad := bytes.Replace(data, []byte(`"data":{"turn":5}`), []byte(`"data":{"turn":"5"}`), 1) // the last turn's start
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls = 0
+	var ce *CorruptError
+	if err := lazy.Each(func(Event) error { calls++; return nil }); !errors.As(err, &ce) || ce.Line != 22 || calls != 20 {
+		t.Errorf("Each over a bad line 22: %v after %d events", err, calls)
 	}
 }

@@ -153,11 +153,12 @@ func (l *Loaded) NewStore(log *Log, sink Sink) *Store {
 
 // Each calls f with the log's events in order (Events, then nothing
 // else: the Synthetic ones are among them) and stops at f's first error,
-// which it returns. A Lazy log's events are decoded one at a time from
-// the file, read again a line at a time, and not kept, so a replay of a
-// long log holds one line and one event, neither the file nor its
-// events; a bad line among them, or a file changed since it was read, is
-// a *CorruptError (Store.Ready would report it too).
+// which it returns. A Lazy log's events are decoded from the file, read
+// again a line at a time, a little ahead of f and not kept (eachLazy), so
+// a replay of a long log holds a few hundred KiB of events, neither the
+// file nor all its events; a bad line among them, or a file changed since
+// it was read, is a *CorruptError (Store.Ready would report it too),
+// after f has had the events before it.
 func (l *Loaded) Each(f func(Event) error) error {
 	if !l.Lazy {
 		for _, ev := range l.Events {
@@ -167,13 +168,7 @@ func (l *Loaded) Each(f func(Event) error) error {
 		}
 		return nil
 	}
-	return eachLine(l.Path, l.n, l.Keep, func(i int, text []byte) error {
-		ev, err := parseEvent(line{text: text, complete: true}, int64(i))
-		if err != nil {
-			return &CorruptError{Path: l.Path, Line: i + 2, Reason: err.Error()}
-		}
-		return f(ev)
-	})
+	return l.eachLazy(f)
 }
 
 // parseLog is ReadLog on the file's bytes.

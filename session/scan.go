@@ -115,3 +115,63 @@ func scanLog(path string, want func(string) bool) (l *Loaded, ok bool, err error
 	l.n, l.size, l.Keep = n, lr.read, lr.read
 	return l, true, nil
 }
+
+// eachBatch is about how many bytes of lines eachLazy decodes into one
+// batch of events; it decodes at most two batches ahead of its callback.
+const eachBatch = 256 << 10
+
+// errEachStopped ends eachLazy's decoding when its callback has failed.
+var errEachStopped = errors.New("session: stopped")
+
+// eachLazy is Each of a Lazy log: one goroutine, which it owns and waits
+// for, reads the file again (eachLine) and decodes its lines in batches
+// of about eachBatch bytes, while f is called with the events of the
+// batches before, in order, on the caller's goroutine; so decoding the
+// log and what f does with its events (a replay's updates) overlap. When
+// f fails the decoding stops.
+func (l *Loaded) eachLazy(f func(Event) error) error {
+	batches := make(chan []Event, 1)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var evs []Event
+		held := 0
+		send := func() bool {
+			select {
+			case batches <- evs:
+				evs, held = nil, 0
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := eachLine(l.Path, l.n, l.Keep, func(i int, text []byte) error {
+			ev, err := parseEvent(line{text: text, complete: true}, int64(i))
+			if err != nil {
+				return &CorruptError{Path: l.Path, Line: i + 2, Reason: err.Error()}
+			}
+			evs = append(evs, ev)
+			if held += len(text) + 1; held >= eachBatch && !send() {
+				return errEachStopped
+			}
+			return nil
+		})
+		if err != errEachStopped && len(evs) > 0 && !send() {
+			err = errEachStopped
+		}
+		done <- err
+	}()
+	for evs := range batches {
+		for _, ev := range evs {
+			if err := f(ev); err != nil {
+				close(stop)
+				for range batches {
+				}
+				<-done
+				return err
+			}
+		}
+	}
+	return <-done
+}
